@@ -1,0 +1,396 @@
+/*
+ * respool.h: the public API of librespool.
+ *
+ * respool is a smart resolver pool for DNS tunnels. This header owns the
+ * names every component shares: time, errors, the allocator, and the
+ * sans-I/O pool core (rp_pool). The libuv runtime (rp_net_*) has its own
+ * header, pool/include/respool_net.h.
+ *
+ * Time is always passed in by the caller as rp_tstamp (monotonic
+ * nanoseconds). Nothing in the core reads a clock.
+ */
+#ifndef RESPOOL_H
+#define RESPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RP_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------ */
+/* Time                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* rp_tstamp is a monotonic time in nanoseconds. UINT64_MAX means unset. */
+typedef uint64_t rp_tstamp;
+/* rp_duration is a span of time in nanoseconds. UINT64_MAX means unset. */
+typedef uint64_t rp_duration;
+
+#define RP_TSTAMP_UNSET UINT64_MAX
+#define RP_NANOSECONDS ((rp_duration)1ULL)
+#define RP_MICROSECONDS ((rp_duration)1000ULL)
+#define RP_MILLISECONDS ((rp_duration)1000000ULL)
+#define RP_SECONDS ((rp_duration)1000000000ULL)
+
+/* rp_tstamp_elapsed returns 1 if |base| + |d| <= |now|, without
+   overflowing when |d| is UINT64_MAX (then it returns 0). */
+static inline int rp_tstamp_elapsed(rp_tstamp base, rp_duration d,
+                                    rp_tstamp now) {
+  return base <= now && d <= now - base;
+}
+
+/* rp_tstamp_add returns |t| + |d|, saturating at UINT64_MAX. */
+static inline rp_tstamp rp_tstamp_add(rp_tstamp t, rp_duration d) {
+  return d > UINT64_MAX - t ? UINT64_MAX : t + d;
+}
+
+/* rp_ssize is a length or, when negative, an RP_ERR_* code. */
+typedef ptrdiff_t rp_ssize;
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Library error codes. Negative; codes below RP_ERR_FATAL are fatal. */
+#define RP_ERR_INVALID_ARGUMENT -201 /* a parameter is out of range */
+#define RP_ERR_MALFORMED -202        /* bytes do not parse */
+#define RP_ERR_NOBUF -203            /* an output buffer is too small */
+#define RP_ERR_FULL -204             /* a bounded table is full */
+#define RP_ERR_NOT_FOUND -205        /* no such resolver, query or key */
+#define RP_ERR_CONFIG -206           /* a configuration value is bad */
+#define RP_ERR_TLS -207              /* a TLS operation failed */
+#define RP_ERR_IO -208               /* a socket or file operation failed */
+#define RP_ERR_PROTO -209            /* the peer broke the protocol */
+#define RP_ERR_FATAL -500
+#define RP_ERR_NOMEM -501            /* out of memory */
+#define RP_ERR_CALLBACK_FAILURE -502 /* a callback returned an error */
+
+/* rp_strerror returns a static description of |liberr|. */
+const char *rp_strerror(int liberr);
+
+/* rp_err_is_fatal returns 1 if |liberr| is a fatal error. */
+int rp_err_is_fatal(int liberr);
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                               */
+/* ------------------------------------------------------------------ */
+
+/* rp_mem is an allocator passed to every object that allocates. */
+typedef struct rp_mem {
+  /* user_data is passed to every function below. */
+  void *user_data;
+  void *(*malloc)(size_t size, void *user_data);
+  void (*free)(void *ptr, void *user_data);
+  void *(*calloc)(size_t nmemb, size_t size, void *user_data);
+  void *(*realloc)(void *ptr, size_t size, void *user_data);
+} rp_mem;
+
+/* rp_mem_default returns the allocator backed by libc. */
+const rp_mem *rp_mem_default(void);
+
+
+/* ------------------------------------------------------------------ */
+/* The pool core (sans-I/O)                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * rp_pool is the decision engine: it takes client queries, answers and
+ * errors from resolvers, and timer expiries, each with the current time,
+ * and acts through the callbacks in rp_callbacks (send a query to a
+ * resolver, deliver an answer to a client). It opens no socket, reads no
+ * clock and draws randomness only from callbacks.rand. The libuv runtime
+ * (pool/net) and the simulator (sim/) drive the same core.
+ */
+typedef struct rp_pool rp_pool;
+
+/* rp_kind selects defaults that depend on the tunnel behind the pool. */
+typedef enum rp_kind {
+  RP_KIND_GENERIC = 0, /* a client the pool knows nothing about */
+  RP_KIND_DNSTT,
+  RP_KIND_MASTERDNS
+} rp_kind;
+
+/* rp_balance is the load_balance strategy. */
+typedef enum rp_balance {
+  RP_BALANCE_AUTO = 0, /* spare capacity, DESIGN.md section 5 */
+  RP_BALANCE_ROUNDROBIN,
+  RP_BALANCE_WEIGHTED,
+  RP_BALANCE_LOWEST_LATENCY,
+  RP_BALANCE_LEAST_LOSS
+} rp_balance;
+
+/* rp_outcome is what happened to one try at one resolver. An upstream
+   failure is data for selection, not an error of the library. */
+typedef enum rp_outcome {
+  RP_OUTCOME_OK = 0,
+  RP_OUTCOME_TIMEOUT,
+  RP_OUTCOME_SERVFAIL,
+  RP_OUTCOME_REFUSED,
+  RP_OUTCOME_FORMERR,
+  RP_OUTCOME_TRUNCATED,
+  RP_OUTCOME_MALFORMED,
+  RP_OUTCOME_ID_MISMATCH,
+  RP_OUTCOME_CONNECT_FAILED,
+  RP_OUTCOME_TLS_FAILED,
+  RP_OUTCOME_HTTP_429, /* a DoH refusal: treated like REFUSED */
+  RP_OUTCOME_SEND_FAILED
+} rp_outcome;
+
+/* rp_outcome_str returns a static name for |outcome|. */
+const char *rp_outcome_str(rp_outcome outcome);
+
+/* Log levels and categories for callbacks.log. */
+typedef enum rp_log_level {
+  RP_LOG_ERROR = 0,
+  RP_LOG_WARN,
+  RP_LOG_INFO,
+  RP_LOG_DEBUG
+} rp_log_level;
+
+#define RP_LOG_CAT_SEL 0x01u /* selection decisions */
+#define RP_LOG_CAT_RTT 0x02u /* latency estimates */
+#define RP_LOG_CAT_TX 0x04u  /* sends */
+#define RP_LOG_CAT_RX 0x08u  /* answers and errors */
+#define RP_LOG_CAT_CAP 0x10u /* rate caps */
+#define RP_LOG_CAT_CFG 0x20u /* configuration */
+#define RP_LOG_CAT_ALL 0xffu
+
+/*
+ * rp_settings holds every constant that tunes the pool, with its unit.
+ * rp_settings_default fills it for a kind; config and simulator may
+ * change any field before rp_pool_new. The pool copies it.
+ */
+typedef struct rp_settings {
+  /* load_balance is the strategy. */
+  rp_balance load_balance;
+  /* deadline is the longest time for one query over all tries, ns. */
+  rp_duration deadline;
+  /* per_attempt is the longest try at one resolver, ns. */
+  rp_duration per_attempt;
+  /* probe_interval is how often an idle down resolver is probed, ns. */
+  rp_duration probe_interval;
+  /* down_after is how many timeouts or network errors in a row, with no
+     answer at all, mark a resolver down. */
+  uint32_t down_after;
+  /* duplicate is the most sends per query, copies included (>= 1). */
+  uint32_t duplicate;
+  /* wait_for_token is 1 to hold a query that finds every resolver at its
+     cap (up to token_wait), 0 to fail it at once with SERVFAIL. */
+  int wait_for_token;
+  /* max_inflight is the cap on client queries in flight; a query past it
+     is failed with SERVFAIL. */
+  size_t max_inflight;
+  /* max_resolvers is the cap on resolvers in the pool. */
+  size_t max_resolvers;
+  /* log_level is the most verbose level passed to callbacks.log. */
+  rp_log_level log_level;
+  /* log_categories is a mask of RP_LOG_CAT_* passed to callbacks.log. */
+  uint32_t log_categories;
+  /* The tuning constants of DESIGN.md section 5 follow; each documents
+     its unit. (Filled in by the core.) */
+} rp_settings;
+
+/* rp_settings_default fills |settings| with the defaults for |kind|. */
+void rp_settings_default(rp_settings *settings, rp_kind kind);
+
+/* rp_client identifies the client of one query. The core copies it by
+   value and hands it back with every delivery; what it holds is the
+   driver's business (a socket address, a connection id). */
+typedef struct rp_client {
+  /* id is free for the driver. */
+  uint64_t id;
+  /* opaque is free for the driver (room for a sockaddr_in6). */
+  uint8_t opaque[32];
+} rp_client;
+
+/* Flags of rp_callbacks.send_query. */
+/* RP_SEND_STREAM: send over the resolver's stream companion (TCP retry
+   of a truncated UDP answer). */
+#define RP_SEND_STREAM 0x1u
+/* RP_SEND_PROBE: the send probes a down resolver (informational). */
+#define RP_SEND_PROBE 0x2u
+
+/* Flags of rp_callbacks.deliver. */
+/* RP_DELIVER_FAILED: the bytes are an error answer built by the pool
+   (SERVFAIL or FORMERR) rather than a resolver's answer. */
+#define RP_DELIVER_FAILED 0x1u
+/* RP_DELIVER_EXTRA: a further answer to a query already answered (a copy
+   or a hedge that also came back). */
+#define RP_DELIVER_EXTRA 0x2u
+
+/* Flags of rp_pool_on_answer. */
+/* RP_ANSWER_STREAM: the answer came over the stream companion. */
+#define RP_ANSWER_STREAM 0x1u
+
+/* rp_callbacks is how the core acts. Pointers passed to a callback are
+   borrowed and valid only during the call. A callback returning non-zero
+   makes the calling function return RP_ERR_CALLBACK_FAILURE. */
+typedef struct rp_callbacks {
+  /* send_query sends |len| bytes (ID already set to |upstream_id|) to the
+     resolver |resolver_id|, whose user_data is |resolver_user_data|.
+     |flags| is a mask of RP_SEND_*. A send that fails later is reported
+     with rp_pool_on_error; returning non-zero is for fatal failures. */
+  int (*send_query)(rp_pool *pool, uint32_t resolver_id,
+                    void *resolver_user_data, uint16_t upstream_id,
+                    const uint8_t *data, size_t len, uint32_t flags,
+                    void *user_data);
+  /* deliver hands |len| bytes (the client's ID restored) to |client|.
+     |flags| is a mask of RP_DELIVER_*. */
+  int (*deliver)(rp_pool *pool, const rp_client *client, const uint8_t *data,
+                 size_t len, uint32_t flags, void *user_data);
+  /* rand fills |dest| with |len| random bytes. */
+  void (*rand)(uint8_t *dest, size_t len, void *user_data);
+  /* log receives one formatted key=value line (no newline), or NULL. */
+  void (*log)(rp_log_level level, uint32_t category, const char *line,
+              void *user_data);
+} rp_callbacks;
+
+/* rp_pool_new creates a pool in |*ppool| with a copy of |settings|,
+   |callbacks| (send_query, deliver and rand are required), |mem| (NULL
+   for rp_mem_default()) and |user_data| for the callbacks. Returns 0,
+   RP_ERR_INVALID_ARGUMENT for a bad setting or a missing callback, or
+   RP_ERR_NOMEM. */
+int rp_pool_new(rp_pool **ppool, const rp_settings *settings,
+                const rp_callbacks *callbacks, const rp_mem *mem,
+                void *user_data);
+
+/* rp_pool_del frees |pool| without calling any callback. NULL is a
+   no-op. */
+void rp_pool_del(rp_pool *pool);
+
+/* Flags of rp_resolver_config. */
+/* RP_RESOLVER_STREAM: the transport is a stream (TCP, DoT, DoH): no
+   datagram loss and no truncation. */
+#define RP_RESOLVER_STREAM 0x1u
+/* RP_RESOLVER_TCP_FALLBACK: a datagram resolver whose truncated answers
+   may be retried with RP_SEND_STREAM. */
+#define RP_RESOLVER_TCP_FALLBACK 0x2u
+
+typedef struct rp_resolver_config {
+  /* name is for logs (copied; may be NULL). */
+  const char *name;
+  /* flags is a mask of RP_RESOLVER_*. */
+  uint32_t flags;
+  /* score is the saved score, -10 .. 10 (0 when unknown). */
+  int score;
+  /* user_data is handed back in send_query. */
+  void *user_data;
+} rp_resolver_config;
+
+/* rp_pool_add_resolver adds a resolver and stores its id in
+   |*presolver_id|. Returns 0, RP_ERR_FULL past settings.max_resolvers,
+   or RP_ERR_NOMEM. */
+int rp_pool_add_resolver(rp_pool *pool, const rp_resolver_config *config,
+                         uint32_t *presolver_id, rp_tstamp now);
+
+/* rp_pool_remove_resolver removes a resolver; its tries in flight are
+   treated as failed and their queries placed elsewhere. Returns 0 or
+   RP_ERR_NOT_FOUND. */
+int rp_pool_remove_resolver(rp_pool *pool, uint32_t resolver_id,
+                            rp_tstamp now);
+
+/* rp_pool_submit takes a client query. The core keeps a copy of the
+   bytes. A query that cannot be placed is failed through deliver with
+   RP_DELIVER_FAILED (SERVFAIL, or FORMERR when the question does not
+   parse). Returns 0, RP_ERR_MALFORMED when not even a header parses (the
+   caller drops it), or a fatal error. */
+int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
+                   const rp_client *client, rp_tstamp now);
+
+/* rp_pool_on_answer takes an answer from |resolver_id|. The core matches
+   it to a try by ID and question and classifies it (answer, refusal,
+   truncation, malformed, spoofed). Unmatched answers are dropped and
+   counted. |flags| is a mask of RP_ANSWER_*. Returns 0 or a fatal
+   error. */
+int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
+                      const uint8_t *answer, size_t len, uint32_t flags,
+                      rp_tstamp now);
+
+/* RP_UPSTREAM_ID_ALL in rp_pool_on_error applies the outcome to every
+   try in flight at the resolver (a connection that failed). */
+#define RP_UPSTREAM_ID_ALL 0xffffffffu
+
+/* rp_pool_on_error reports that the try |upstream_id| (or every try when
+   RP_UPSTREAM_ID_ALL) at |resolver_id| failed with |outcome| (a send
+   error, a failed connection, HTTP 429). Returns 0, RP_ERR_NOT_FOUND for
+   an unknown resolver, or a fatal error. */
+int rp_pool_on_error(rp_pool *pool, uint32_t resolver_id,
+                     uint32_t upstream_id, rp_outcome outcome,
+                     rp_tstamp now);
+
+/* rp_pool_get_expiry returns when rp_pool_handle_expiry must next be
+   called, or RP_TSTAMP_UNSET if nothing is pending. */
+rp_tstamp rp_pool_get_expiry(const rp_pool *pool);
+
+/* rp_pool_handle_expiry runs everything due at |now|: hedges, copies,
+   timeouts, waits, probes. Returns 0 or a fatal error. */
+int rp_pool_handle_expiry(rp_pool *pool, rp_tstamp now);
+
+typedef enum rp_resolver_state {
+  RP_RESOLVER_PROBATION = 0, /* new: one query at a time */
+  RP_RESOLVER_ACTIVE,
+  RP_RESOLVER_CAPPED, /* a learned cap holds queries back */
+  RP_RESOLVER_DOWN
+} rp_resolver_state;
+
+/* rp_resolver_state_str returns a static name for |state|. */
+const char *rp_resolver_state_str(rp_resolver_state state);
+
+typedef struct rp_resolver_stats {
+  rp_resolver_state state;
+  /* cap_qps is the learned cap in queries/s, or 0 when uncapped. */
+  double cap_qps;
+  /* answer_rate_qps is the recent answer rate, queries/s. */
+  double answer_rate_qps;
+  /* fastest_latency is the fastest answer of the last window, ns, or
+     RP_TSTAMP_UNSET when none. */
+  rp_duration fastest_latency;
+  /* mean_latency and latency_dev are smoothed estimates, ns (UNSET when
+     none). */
+  rp_duration mean_latency;
+  rp_duration latency_dev;
+  /* loss is the recent loss ratio 0..1, loss_uncertainty its margin. */
+  double loss;
+  double loss_uncertainty;
+  /* inflight is the number of tries in flight. */
+  uint32_t inflight;
+  /* Counters since the resolver was added. */
+  uint64_t sent, answered, refused, dropped, errors, copies, hedges, probes;
+  /* last_used is when a query was last sent, or RP_TSTAMP_UNSET. */
+  rp_tstamp last_used;
+  /* score is the current score, -10 .. 10. */
+  int score;
+} rp_resolver_stats;
+
+/* rp_pool_get_resolver_stats fills |stats| for |resolver_id| at |now|.
+   Returns 0 or RP_ERR_NOT_FOUND. */
+int rp_pool_get_resolver_stats(const rp_pool *pool, uint32_t resolver_id,
+                               rp_resolver_stats *stats, rp_tstamp now);
+
+typedef struct rp_pool_stats {
+  /* Client side counters. */
+  uint64_t queries, delivered, failed, waits, duplicates_delivered;
+  /* malformed: client queries or answers that did not parse. spoofed:
+     answers whose ID or question matched no try. full: queries failed
+     because the in-flight table was full. */
+  uint64_t malformed, spoofed, full;
+  /* Resolver side counters. */
+  uint64_t sends, copies, hedges, resends, probes;
+  /* inflight is the number of client queries in flight. */
+  size_t inflight;
+  /* nresolvers is the number of resolvers; nup of those not down. */
+  size_t nresolvers, nup;
+} rp_pool_stats;
+
+/* rp_pool_get_stats fills |stats|. */
+void rp_pool_get_stats(const rp_pool *pool, rp_pool_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RESPOOL_H */
