@@ -80,17 +80,46 @@ case "$cmd" in
     ASAN_OPTIONS=detect_leaks=1 ctest -L 'unit|sim' --output-on-failure -j "$JOBS"
     ;;
   fuzz)
+    # Every fuzz_* target (any component) is built with clang into
+    # build-fuzz/fuzz/ and runs for $secs seconds on a scratch copy of its
+    # seed corpus <component>/fuzz/corpus/<target without fuzz_>/ in the
+    # source tree, which is never written to. A crash stops the script
+    # with libFuzzer's exit status and leaves crash-* files in build-fuzz/.
     deps
     secs="${2:-60}"
-    CC=clang configure_build build-fuzz -DRP_FUZZ=ON -DRP_BUILD_TESTS=OFF
-    for f in build-fuzz/fuzz/fuzz_*; do
-      [ -x "$f" ] || continue
-      name="$(basename "$f")"
-      corpus="$ROOT/fuzz/corpus/${name#fuzz_}"
-      mkdir -p "build-fuzz/corpus-$name"
-      log "fuzzing $name for ${secs}s"
-      "$f" -max_total_time="$secs" -print_final_stats=1 \
-        "build-fuzz/corpus-$name" "$corpus"
+    cmake -S "$ROOT" -B build-fuzz -DCMAKE_C_COMPILER=clang -DRP_FUZZ=ON \
+      -DRP_BUILD_TESTS=OFF -DRP_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      >/dev/null
+    mapfile -t targets < <(cmake --build build-fuzz --target help |
+      sed -n -e 's/^\.\.\. \(fuzz_[A-Za-z0-9_]*\).*/\1/p' \
+        -e 's/^\(fuzz_[A-Za-z0-9_]*\): .*/\1/p' | sort -u)
+    if [ ${#targets[@]} -eq 0 ]; then
+      log "no fuzz targets found (is clang installed?)"
+      exit 1
+    fi
+    cmake --build build-fuzz -j "$JOBS" --target "${targets[@]}"
+    for name in "${targets[@]}"; do
+      f="build-fuzz/fuzz/$name"
+      [ -x "$f" ] || { log "missing $f"; exit 1; }
+      seed="$(find "$ROOT" -path "$ROOT/build*" -prune -o -type d \
+        -path "*/fuzz/corpus/${name#fuzz_}" -print | head -n 1)"
+      scratch="build-fuzz/corpus-$name"
+      rm -rf "$scratch"
+      mkdir -p "$scratch"
+      if [ -n "$seed" ]; then
+        cp -R "$seed"/. "$scratch"/
+      fi
+      log "fuzzing $name for ${secs}s (seed: ${seed:-none}, $(ls "$scratch" | wc -l) inputs)"
+      status=0
+      (cd build-fuzz && "./fuzz/$name" -max_total_time="$secs" \
+        -print_final_stats=1 "corpus-$name") >"build-fuzz/$name.log" 2>&1 ||
+        status=$?
+      grep -E '^(stat::|Done |==[0-9]+==|SUMMARY)' "build-fuzz/$name.log" || true
+      if [ "$status" -ne 0 ]; then
+        log "$name FAILED (exit $status); see build-fuzz/$name.log"
+        exit "$status"
+      fi
+      log "$name: no crash in ${secs}s"
     done
     ;;
   bench)

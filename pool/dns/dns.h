@@ -273,7 +273,8 @@ size_t rp_dns_txt_room(const rp_dns_name *qname, size_t msg_limit,
    ID, RD copied, QR and AA set, NOERROR, the question echoed, one TXT
    record owned by the question name (written as a compression pointer)
    holding |len| bytes of |data|, and an OPT record if the query had one.
-   Returns the length, or RP_ERR_NOBUF. */
+   Returns the length, RP_ERR_NOBUF, or RP_ERR_INVALID_ARGUMENT if |query|
+   has no question or |len| is more than one rdata can hold. */
 rp_ssize rp_dns_build_txt_answer(uint8_t *out, size_t cap,
                                  const rp_dns_msg *query, uint32_t ttl,
                                  const uint8_t *data, size_t len);
