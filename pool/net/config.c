@@ -1,0 +1,863 @@
+/*
+ * config.c: parsing the smart_pool object and resolver URLs.
+ *
+ * IMPLEMENTATION NOTES
+ * - cJSON builds a tree of the whole text; the tree is walked once and
+ *   every member is checked against a fixed list, so a misspelt field is
+ *   an error rather than a silent default.
+ * - Errors are formatted as "<source>: <path>: <reason> (<value>)", for
+ *   instance "pool.json: smart_pool.resolvers[2]: bad address (1.2.3)".
+ * - UDP and TCP resolvers must be IP literals: a DNS resolver pool that
+ *   first needs DNS to find its resolvers would depend on itself. DoT and
+ *   DoH may name a host; resolving it is the transport's job.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* CONFIG_PORT_DNS, CONFIG_PORT_DOT and CONFIG_PORT_HTTPS are the
+   default ports of the schemes (RFC 1035, RFC 7858, RFC 8484). */
+#define CONFIG_PORT_DNS 53
+#define CONFIG_PORT_DOT 853
+#define CONFIG_PORT_HTTPS 443
+/* CONFIG_MAX_FILE bounds a config file read into memory, bytes. */
+#define CONFIG_MAX_FILE (64u * 1024u * 1024u)
+/* CONFIG_MAX_PATHSTR is the longest field path in an error message. */
+#define CONFIG_MAX_PATHSTR 128
+/* CONFIG_MAX_VALUESTR is the longest value echoed in an error. */
+#define CONFIG_MAX_VALUESTR 120
+/* CONFIG_MAX_DOWN_AFTER and CONFIG_MAX_DUPLICATE bound those integers;
+   more is surely a typo. */
+#define CONFIG_MAX_DOWN_AFTER 1000
+#define CONFIG_MAX_DUPLICATE 10
+/* CONFIG_MAX_COUNT bounds the discovery counts. */
+#define CONFIG_MAX_COUNT 1000000
+/* CONFIG_MAX_DURATION_S bounds any duration, seconds (one day). */
+#define CONFIG_MAX_DURATION_S 86400.0
+/* CONFIG_INITIAL_RESOLVERS is the first capacity of the list. */
+#define CONFIG_INITIAL_RESOLVERS 8
+/* CONFIG_READ_CHUNK is the first buffer size when reading a file. */
+#define CONFIG_READ_CHUNK 4096u
+/* CONFIG_PREFIX_IS tests whether |s| starts with the literal |lit|. */
+#define CONFIG_PREFIX_IS(s, lit) (strncmp((s), (lit), sizeof(lit) - 1) == 0)
+/* CONFIG_PREFIX_LEN is the length of the literal |lit|. */
+#define CONFIG_PREFIX_LEN(lit) (sizeof(lit) - 1)
+/* CONFIG_COUNTRY_LEN is the length of an ISO 3166 alpha-2 code. */
+#define CONFIG_COUNTRY_LEN 2
+
+const char *rp_config_scheme_str(rp_scheme scheme) {
+  switch (scheme) {
+  case RP_SCHEME_UDP:
+    return "udp";
+  case RP_SCHEME_TCP:
+    return "tcp";
+  case RP_SCHEME_DOT:
+    return "dot";
+  case RP_SCHEME_DOH:
+    return "https";
+  case RP_SCHEME_AUTO:
+    return "auto";
+  }
+  return "unknown";
+}
+
+const char *rp_config_kind_str(rp_kind kind) {
+  switch (kind) {
+  case RP_KIND_GENERIC:
+    return "generic";
+  case RP_KIND_DNSTT:
+    return "dnstt";
+  case RP_KIND_MASTERDNS:
+    return "masterdns";
+  }
+  return "unknown";
+}
+
+const char *rp_config_balance_str(rp_balance balance) {
+  switch (balance) {
+  case RP_BALANCE_AUTO:
+    return "auto";
+  case RP_BALANCE_ROUNDROBIN:
+    return "roundrobin";
+  case RP_BALANCE_WEIGHTED:
+    return "weighted";
+  case RP_BALANCE_LOWEST_LATENCY:
+    return "lowest_latency";
+  case RP_BALANCE_LEAST_LOSS:
+    return "least_loss";
+  }
+  return "unknown";
+}
+
+void rp_config_init(rp_config *cfg, const rp_mem *mem) {
+  *cfg = (rp_config){
+      .mem = mem ? mem : rp_mem_default(),
+      .deadline = RP_TSTAMP_UNSET,
+      .per_attempt = RP_TSTAMP_UNSET,
+      .probe_interval = RP_TSTAMP_UNSET,
+      .wait_for_token = -1,
+      .discovery =
+          {
+              .want = RP_CONFIG_DISCOVERY_WANT,
+              .concurrency = RP_CONFIG_DISCOVERY_CONCURRENCY,
+          },
+  };
+}
+
+void rp_config_free(rp_config *cfg) {
+  const rp_mem *mem = cfg->mem;
+  mem->free(cfg->scores_file, mem->user_data);
+  mem->free(cfg->pretest_domain, mem->user_data);
+  mem->free(cfg->tls_ca, mem->user_data);
+  mem->free(cfg->tls_name, mem->user_data);
+  mem->free(cfg->resolvers, mem->user_data);
+  rp_config_init(cfg, mem);
+}
+
+/* ------------------------------------------------------------------ */
+/* Small parsers                                                        */
+/* ------------------------------------------------------------------ */
+
+int rp_config_parse_duration(const char *text, int allow_zero,
+                             rp_duration *pd) {
+  char *end;
+  double v, scale;
+  if (!text || !*text || *text == '-' || *text == '+' ||
+      (*text < '0' || *text > '9')) {
+    return RP_ERR_CONFIG;
+  }
+  errno = 0;
+  v = strtod(text, &end);
+  if (errno != 0 || end == text || !isfinite(v) || v < 0) {
+    return RP_ERR_CONFIG;
+  }
+  if (strcmp(end, "ms") == 0) {
+    scale = (double)RP_MILLISECONDS;
+  } else if (strcmp(end, "s") == 0) {
+    scale = (double)RP_SECONDS;
+  } else if (strcmp(end, "m") == 0) {
+    scale = 60.0 * (double)RP_SECONDS;
+  } else if (strcmp(end, "us") == 0) {
+    scale = (double)RP_MICROSECONDS;
+  } else {
+    return RP_ERR_CONFIG;
+  }
+  v *= scale;
+  if (v > CONFIG_MAX_DURATION_S * (double)RP_SECONDS) {
+    return RP_ERR_CONFIG;
+  }
+  if (v < 1.0 && !allow_zero) {
+    return RP_ERR_CONFIG;
+  }
+  *pd = (rp_duration)v;
+  return 0;
+}
+
+int rp_config_parse_kind(const char *text, rp_kind *pkind) {
+  if (strcmp(text, "dnstt") == 0) {
+    *pkind = RP_KIND_DNSTT;
+  } else if (strcmp(text, "masterdns") == 0) {
+    *pkind = RP_KIND_MASTERDNS;
+  } else if (strcmp(text, "generic") == 0) {
+    *pkind = RP_KIND_GENERIC;
+  } else {
+    return RP_ERR_CONFIG;
+  }
+  return 0;
+}
+
+static int config_parse_balance(const char *text, rp_balance *pb) {
+  static const rp_balance all[] = {
+      RP_BALANCE_AUTO, RP_BALANCE_ROUNDROBIN, RP_BALANCE_WEIGHTED,
+      RP_BALANCE_LOWEST_LATENCY, RP_BALANCE_LEAST_LOSS};
+  size_t i;
+  for (i = 0; i < sizeof(all) / sizeof(all[0]); ++i) {
+    if (strcmp(text, rp_config_balance_str(all[i])) == 0) {
+      *pb = all[i];
+      return 0;
+    }
+  }
+  return RP_ERR_CONFIG;
+}
+
+/* config_parse_port parses a decimal port 1..65535 (0 when |allow_zero|)
+   of exactly |len| bytes. */
+static int config_parse_port(const char *s, size_t len, int allow_zero,
+                             uint16_t *pport) {
+  unsigned long v = 0;
+  size_t i;
+  if (len == 0 || len > 5) {
+    return RP_ERR_CONFIG;
+  }
+  for (i = 0; i < len; ++i) {
+    if (s[i] < '0' || s[i] > '9') {
+      return RP_ERR_CONFIG;
+    }
+    v = v * 10 + (unsigned long)(s[i] - '0');
+  }
+  if (v > UINT16_MAX || (v == 0 && !allow_zero)) {
+    return RP_ERR_CONFIG;
+  }
+  *pport = (uint16_t)v;
+  return 0;
+}
+
+/* config_ip_to_addr stores the IP literal |host| with |port| in |addr|.
+   Returns 1 if |host| is an IPv4 or IPv6 literal, else 0. */
+static int config_ip_to_addr(const char *host, uint16_t port,
+                             struct sockaddr_storage *addr) {
+  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
+  struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6,
+                              .sin6_port = htons(port)};
+  memset(addr, 0, sizeof(*addr));
+  if (inet_pton(AF_INET, host, &sin.sin_addr) == 1) {
+    memcpy(addr, &sin, sizeof(sin));
+    return 1;
+  }
+  if (inet_pton(AF_INET6, host, &sin6.sin6_addr) == 1) {
+    memcpy(addr, &sin6, sizeof(sin6));
+    return 1;
+  }
+  return 0;
+}
+
+/* config_host_is_name returns 1 if |host| looks like a DNS host name. */
+static int config_host_is_name(const char *host) {
+  size_t i, n = strlen(host);
+  if (n == 0 || n >= RP_CONFIG_MAX_HOST - 1) {
+    return 0;
+  }
+  for (i = 0; i < n; ++i) {
+    char c = host[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_')) {
+      return 0;
+    }
+  }
+  return host[0] != '.' && host[0] != '-';
+}
+
+/* config_split_hostport splits |s| (|len| bytes: "h", "h:p", "[v6]" or
+   "[v6]:p") into |host| and |*pport| (left alone when no port). */
+static int config_split_hostport(const char *s, size_t len, char *host,
+                                 uint16_t *pport, int allow_zero_port,
+                                 const char **why) {
+  const char *colon;
+  size_t hlen;
+  if (len == 0) {
+    *why = "empty address";
+    return RP_ERR_CONFIG;
+  }
+  if (s[0] == '[') {
+    const char *close = memchr(s, ']', len);
+    if (!close) {
+      *why = "missing ]";
+      return RP_ERR_CONFIG;
+    }
+    hlen = (size_t)(close - s - 1);
+    if (hlen == 0 || hlen >= RP_CONFIG_MAX_HOST) {
+      *why = "bad address";
+      return RP_ERR_CONFIG;
+    }
+    memcpy(host, s + 1, hlen);
+    host[hlen] = '\0';
+    if ((size_t)(close - s) + 1 < len) {
+      if (close[1] != ':' ||
+          config_parse_port(close + 2, len - (size_t)(close - s) - 2,
+                            allow_zero_port, pport) != 0) {
+        *why = "bad port";
+        return RP_ERR_CONFIG;
+      }
+    }
+    return 0;
+  }
+  colon = memchr(s, ':', len);
+  if (colon && memchr(colon + 1, ':', len - (size_t)(colon - s) - 1)) {
+    /* A bare IPv6 literal without a port. */
+    colon = NULL;
+  }
+  hlen = colon ? (size_t)(colon - s) : len;
+  if (hlen == 0 || hlen >= RP_CONFIG_MAX_HOST) {
+    *why = "bad address";
+    return RP_ERR_CONFIG;
+  }
+  memcpy(host, s, hlen);
+  host[hlen] = '\0';
+  if (colon && config_parse_port(colon + 1, len - hlen - 1, allow_zero_port,
+                                 pport) != 0) {
+    *why = "bad port";
+    return RP_ERR_CONFIG;
+  }
+  return 0;
+}
+
+int rp_config_parse_resolver(rp_config_resolver *res, const char *spec,
+                             char *err, size_t errlen) {
+  const char *rest = spec, *why = NULL, *slash, *at;
+  size_t len;
+  int rv = RP_ERR_CONFIG;
+
+  memset(res, 0, sizeof(*res));
+  len = strlen(spec);
+  if (len == 0 || len >= RP_CONFIG_MAX_TEXT) {
+    why = len == 0 ? "empty resolver" : "resolver too long";
+    goto fail;
+  }
+  memcpy(res->text, spec, len + 1);
+
+  if (strcmp(spec, "auto") == 0) {
+    res->scheme = RP_SCHEME_AUTO;
+    return 0;
+  }
+  if (CONFIG_PREFIX_IS(spec, "udp://")) {
+    res->scheme = RP_SCHEME_UDP;
+    rest = spec + CONFIG_PREFIX_LEN("udp://");
+    res->port = CONFIG_PORT_DNS;
+  } else if (CONFIG_PREFIX_IS(spec, "tcp://")) {
+    res->scheme = RP_SCHEME_TCP;
+    rest = spec + CONFIG_PREFIX_LEN("tcp://");
+    res->port = CONFIG_PORT_DNS;
+  } else if (CONFIG_PREFIX_IS(spec, "dot://") ||
+             CONFIG_PREFIX_IS(spec, "tls://")) {
+    res->scheme = RP_SCHEME_DOT;
+    rest = spec + CONFIG_PREFIX_LEN("dot://");
+    res->port = CONFIG_PORT_DOT;
+  } else if (CONFIG_PREFIX_IS(spec, "https://")) {
+    res->scheme = RP_SCHEME_DOH;
+    rest = spec + CONFIG_PREFIX_LEN("https://");
+    res->port = CONFIG_PORT_HTTPS;
+  } else if (strstr(spec, "://")) {
+    why = "unknown scheme (use host:port, tcp://, dot://, tls://, "
+          "https:// or auto)";
+    goto fail;
+  } else {
+    res->scheme = RP_SCHEME_UDP;
+    res->port = CONFIG_PORT_DNS;
+  }
+
+  len = strlen(rest);
+  if (res->scheme == RP_SCHEME_DOH) {
+    slash = strchr(rest, '/');
+    if (!slash) {
+      why = "https resolver needs a path (https://host/dns-query)";
+      goto fail;
+    }
+    if (strlen(slash) >= RP_CONFIG_MAX_PATH) {
+      why = "path too long";
+      goto fail;
+    }
+    memcpy(res->path, slash, strlen(slash) + 1);
+    len = (size_t)(slash - rest);
+  } else if (strchr(rest, '/')) {
+    why = "unexpected path";
+    goto fail;
+  }
+  if (res->scheme == RP_SCHEME_DOT && (at = memchr(rest, '@', len))) {
+    size_t nlen = (size_t)(at - rest);
+    if (nlen == 0 || nlen >= RP_CONFIG_MAX_HOST) {
+      why = "bad TLS name";
+      goto fail;
+    }
+    memcpy(res->tls_name, rest, nlen);
+    res->tls_name[nlen] = '\0';
+    if (!config_host_is_name(res->tls_name)) {
+      why = "bad TLS name";
+      goto fail;
+    }
+    len -= nlen + 1;
+    rest = at + 1;
+  }
+  if (config_split_hostport(rest, len, res->host, &res->port, 0, &why) != 0) {
+    goto fail;
+  }
+  res->has_addr = config_ip_to_addr(res->host, res->port, &res->addr);
+  if (!res->has_addr) {
+    if (res->scheme == RP_SCHEME_UDP || res->scheme == RP_SCHEME_TCP) {
+      why = "bad address (UDP and TCP resolvers need an IP address)";
+      goto fail;
+    }
+    if (!config_host_is_name(res->host)) {
+      why = "bad host";
+      goto fail;
+    }
+  }
+  return 0;
+
+fail:
+  if (err && errlen) {
+    snprintf(err, errlen, "%s (%s)", why ? why : "bad resolver", spec);
+  }
+  return rv;
+}
+
+int rp_config_parse_listen(const char *text, struct sockaddr_storage *addr) {
+  char host[RP_CONFIG_MAX_HOST];
+  uint16_t port = 0;
+  const char *why;
+  size_t len = strlen(text);
+  if (len > 0 && text[0] == ':') {
+    if (config_parse_port(text + 1, len - 1, 1, &port) != 0) {
+      return RP_ERR_CONFIG;
+    }
+    return config_ip_to_addr("127.0.0.1", port, addr) ? 0 : RP_ERR_CONFIG;
+  }
+  if (config_split_hostport(text, len, host, &port, 1, &why) != 0) {
+    return RP_ERR_CONFIG;
+  }
+  return config_ip_to_addr(host, port, addr) ? 0 : RP_ERR_CONFIG;
+}
+
+void rp_config_apply(const rp_config *cfg, rp_settings *settings) {
+  if (cfg->has_load_balance) {
+    settings->load_balance = cfg->load_balance;
+  }
+  if (cfg->deadline != RP_TSTAMP_UNSET) {
+    settings->deadline = cfg->deadline;
+  }
+  if (cfg->per_attempt != RP_TSTAMP_UNSET) {
+    settings->per_attempt = cfg->per_attempt;
+  }
+  if (cfg->probe_interval != RP_TSTAMP_UNSET) {
+    settings->probe_interval = cfg->probe_interval;
+  }
+  if (cfg->down_after) {
+    settings->down_after = cfg->down_after;
+  }
+  if (cfg->duplicate) {
+    settings->duplicate = cfg->duplicate;
+  }
+  if (cfg->wait_for_token >= 0) {
+    settings->wait_for_token = cfg->wait_for_token;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON walk                                                            */
+/* ------------------------------------------------------------------ */
+
+/* config_ctx carries what every error message needs. */
+typedef struct config_ctx {
+  rp_config *cfg;
+  const char *source;
+  char *err;
+  size_t errlen;
+  /* prefix is the path of the smart_pool object ("smart_pool" or ""). */
+  const char *prefix;
+} config_ctx;
+
+/* config_value_str writes a short text form of |item| into |out|. */
+static void config_value_str(const cJSON *item, char *out, size_t cap) {
+  char *printed;
+  if (!item) {
+    snprintf(out, cap, "missing");
+    return;
+  }
+  if (cJSON_IsString(item)) {
+    snprintf(out, cap, "\"%.*s\"", (int)(cap > 3 ? cap - 3 : 0),
+             item->valuestring);
+    return;
+  }
+  printed = cJSON_PrintUnformatted(item);
+  if (!printed) {
+    snprintf(out, cap, "?");
+    return;
+  }
+  snprintf(out, cap, "%s", printed);
+  cJSON_free(printed);
+}
+
+/* config_fail formats "<source>: <prefix>.<field>: <why> (<value>)". */
+static int config_fail(config_ctx *ctx, const char *field, const cJSON *value,
+                       const char *why) {
+  char vbuf[CONFIG_MAX_VALUESTR];
+  config_value_str(value, vbuf, sizeof(vbuf));
+  if (ctx->err && ctx->errlen) {
+    snprintf(ctx->err, ctx->errlen, "%s: %s%s%s: %s (%s)", ctx->source,
+             ctx->prefix, *ctx->prefix && *field ? "." : "", field, why, vbuf);
+  }
+  return RP_ERR_CONFIG;
+}
+
+static int config_strdup(config_ctx *ctx, char **pdst, const char *src) {
+  const rp_mem *mem = ctx->cfg->mem;
+  size_t n = strlen(src) + 1;
+  char *p = mem->malloc(n, mem->user_data);
+  if (!p) {
+    return RP_ERR_NOMEM;
+  }
+  memcpy(p, src, n);
+  mem->free(*pdst, mem->user_data);
+  *pdst = p;
+  return 0;
+}
+
+static int config_push_resolver(rp_config *cfg, const rp_config_resolver *res) {
+  const rp_mem *mem = cfg->mem;
+  if (cfg->nresolvers == cfg->cap_resolvers) {
+    size_t ncap =
+        cfg->cap_resolvers ? cfg->cap_resolvers * 2 : CONFIG_INITIAL_RESOLVERS;
+    rp_config_resolver *n;
+    if (ncap > RP_CONFIG_MAX_RESOLVERS) {
+      ncap = RP_CONFIG_MAX_RESOLVERS;
+    }
+    if (ncap <= cfg->nresolvers) {
+      return RP_ERR_FULL;
+    }
+    n = mem->realloc(cfg->resolvers, ncap * sizeof(*n), mem->user_data);
+    if (!n) {
+      return RP_ERR_NOMEM;
+    }
+    cfg->resolvers = n;
+    cfg->cap_resolvers = ncap;
+  }
+  cfg->resolvers[cfg->nresolvers++] = *res;
+  return 0;
+}
+
+int rp_config_add_resolver(rp_config *cfg, const char *spec, const char *source,
+                           const char *field, char *err, size_t errlen) {
+  rp_config_resolver res;
+  char why[RP_CONFIG_ERRLEN];
+  int rv = rp_config_parse_resolver(&res, spec, why, sizeof(why));
+  if (rv != 0) {
+    if (err && errlen) {
+      snprintf(err, errlen, "%s: %s: %s", source, field, why);
+    }
+    return rv;
+  }
+  rv = config_push_resolver(cfg, &res);
+  if (rv == RP_ERR_FULL) {
+    if (err && errlen) {
+      snprintf(err, errlen, "%s: %s: too many resolvers (most %d)", source,
+               field, RP_CONFIG_MAX_RESOLVERS);
+    }
+    rv = RP_ERR_CONFIG;
+  }
+  return rv;
+}
+
+static int config_duration(config_ctx *ctx, const cJSON *item,
+                           const char *field, int allow_zero, rp_duration *pd) {
+  if (cJSON_IsNumber(item)) {
+    /* A bare number is seconds. */
+    double v = item->valuedouble;
+    if (!(v >= 0) || v > CONFIG_MAX_DURATION_S || (v == 0 && !allow_zero)) {
+      return config_fail(ctx, field, item, "bad duration");
+    }
+    *pd = (rp_duration)(v * (double)RP_SECONDS);
+    return 0;
+  }
+  if (!cJSON_IsString(item) ||
+      rp_config_parse_duration(item->valuestring, allow_zero, pd) != 0) {
+    return config_fail(ctx, field, item,
+                       "bad duration (use e.g. 300ms, 2s, 1m)");
+  }
+  return 0;
+}
+
+static int config_uint(config_ctx *ctx, const cJSON *item, const char *field,
+                       uint32_t min, uint32_t max, uint32_t *pv) {
+  double v;
+  if (!cJSON_IsNumber(item)) {
+    return config_fail(ctx, field, item, "expected an integer");
+  }
+  v = item->valuedouble;
+  if (v != floor(v) || v < (double)min || v > (double)max) {
+    char why[64];
+    snprintf(why, sizeof(why), "expected an integer %u..%u", min, max);
+    return config_fail(ctx, field, item, why);
+  }
+  *pv = (uint32_t)v;
+  return 0;
+}
+
+static int config_string(config_ctx *ctx, const cJSON *item, const char *field,
+                         char **pdst) {
+  if (!cJSON_IsString(item)) {
+    return config_fail(ctx, field, item, "expected a string");
+  }
+  return config_strdup(ctx, pdst, item->valuestring);
+}
+
+static int config_resolvers(config_ctx *ctx, const cJSON *arr,
+                            const char *field) {
+  const cJSON *item;
+  size_t i = 0;
+  char path[CONFIG_MAX_PATHSTR];
+  if (!cJSON_IsArray(arr)) {
+    return config_fail(ctx, field, arr, "expected a list of resolvers");
+  }
+  cJSON_ArrayForEach(item, arr) {
+    rp_config_resolver res;
+    char why[RP_CONFIG_ERRLEN];
+    int rv;
+    snprintf(path, sizeof(path), "%s[%zu]", field, i);
+    if (!cJSON_IsString(item)) {
+      return config_fail(ctx, path, item, "expected a string");
+    }
+    if (rp_config_parse_resolver(&res, item->valuestring, why, sizeof(why)) !=
+        0) {
+      /* |why| already carries the value in parentheses. */
+      if (ctx->err && ctx->errlen) {
+        snprintf(ctx->err, ctx->errlen, "%s: %s%s%s: %s", ctx->source,
+                 ctx->prefix, *ctx->prefix ? "." : "", path, why);
+      }
+      return RP_ERR_CONFIG;
+    }
+    rv = config_push_resolver(ctx->cfg, &res);
+    if (rv == RP_ERR_FULL) {
+      return config_fail(ctx, path, item, "too many resolvers");
+    }
+    if (rv != 0) {
+      return rv;
+    }
+    ++i;
+  }
+  return 0;
+}
+
+static int config_discovery(config_ctx *ctx, const cJSON *obj) {
+  const cJSON *item;
+  rp_config_discovery *d = &ctx->cfg->discovery;
+  char path[CONFIG_MAX_PATHSTR];
+  int rv;
+  if (!cJSON_IsObject(obj)) {
+    return config_fail(ctx, "discovery", obj, "expected an object");
+  }
+  cJSON_ArrayForEach(item, obj) {
+    const char *k = item->string;
+    snprintf(path, sizeof(path), "discovery.%s", k);
+    if (strcmp(k, "country") == 0) {
+      if (!cJSON_IsString(item) ||
+          strlen(item->valuestring) != CONFIG_COUNTRY_LEN) {
+        return config_fail(ctx, path, item,
+                           "expected a two-letter country code");
+      }
+      memcpy(d->country, item->valuestring, CONFIG_COUNTRY_LEN + 1);
+      rv = 0;
+    } else if (strcmp(k, "sample_ranges") == 0) {
+      rv = config_uint(ctx, item, path, 0, CONFIG_MAX_COUNT, &d->sample_ranges);
+    } else if (strcmp(k, "want") == 0) {
+      rv = config_uint(ctx, item, path, 1, CONFIG_MAX_COUNT, &d->want);
+    } else if (strcmp(k, "concurrency") == 0) {
+      rv = config_uint(ctx, item, path, 1, CONFIG_MAX_COUNT, &d->concurrency);
+    } else if (strcmp(k, "pace") == 0) {
+      rv = config_duration(ctx, item, path, 1, &d->pace);
+    } else {
+      rv = config_fail(ctx, path, item, "unknown field");
+    }
+    if (rv != 0) {
+      return rv;
+    }
+  }
+  return 0;
+}
+
+/* config_member handles one member of the smart_pool object. */
+static int config_member(config_ctx *ctx, const cJSON *item) {
+  rp_config *cfg = ctx->cfg;
+  const char *k = item->string;
+  int rv;
+
+  if (strcmp(k, "enabled") == 0) {
+    if (!cJSON_IsBool(item)) {
+      return config_fail(ctx, k, item, "expected true or false");
+    }
+    cfg->enabled = cJSON_IsTrue(item);
+  } else if (strcmp(k, "load_balance") == 0) {
+    if (!cJSON_IsString(item) ||
+        config_parse_balance(item->valuestring, &cfg->load_balance) != 0) {
+      return config_fail(ctx, k, item,
+                         "expected auto, roundrobin, weighted, "
+                         "lowest_latency or least_loss");
+    }
+    cfg->has_load_balance = 1;
+  } else if (strcmp(k, "deadline") == 0) {
+    return config_duration(ctx, item, k, 0, &cfg->deadline);
+  } else if (strcmp(k, "per_attempt") == 0) {
+    return config_duration(ctx, item, k, 0, &cfg->per_attempt);
+  } else if (strcmp(k, "probe_interval") == 0) {
+    return config_duration(ctx, item, k, 0, &cfg->probe_interval);
+  } else if (strcmp(k, "down_after") == 0) {
+    return config_uint(ctx, item, k, 1, CONFIG_MAX_DOWN_AFTER,
+                       &cfg->down_after);
+  } else if (strcmp(k, "duplicate") == 0) {
+    return config_uint(ctx, item, k, 1, CONFIG_MAX_DUPLICATE, &cfg->duplicate);
+  } else if (strcmp(k, "wait_for_token") == 0) {
+    if (!cJSON_IsBool(item)) {
+      return config_fail(ctx, k, item, "expected true or false");
+    }
+    cfg->wait_for_token = cJSON_IsTrue(item) ? 1 : 0;
+  } else if (strcmp(k, "discovery") == 0) {
+    return config_discovery(ctx, item);
+  } else if (strcmp(k, "resolvers") == 0) {
+    return config_resolvers(ctx, item, k);
+  } else if (strcmp(k, "kind") == 0) {
+    if (!cJSON_IsString(item) ||
+        rp_config_parse_kind(item->valuestring, &cfg->kind) != 0) {
+      return config_fail(ctx, k, item, "expected dnstt, masterdns or generic");
+    }
+    cfg->has_kind = 1;
+  } else if (strcmp(k, "listen") == 0) {
+    if (!cJSON_IsString(item) ||
+        rp_config_parse_listen(item->valuestring, &cfg->listen) != 0) {
+      return config_fail(ctx, k, item,
+                         "expected an address such as 127.0.0.1:5353");
+    }
+    cfg->has_listen = 1;
+  } else if (strcmp(k, "scores_file") == 0) {
+    return config_string(ctx, item, k, &cfg->scores_file);
+  } else if (strcmp(k, "pretest_domain") == 0) {
+    rv = config_string(ctx, item, k, &cfg->pretest_domain);
+    if (rv == 0 && strlen(cfg->pretest_domain) >= RP_CONFIG_MAX_HOST) {
+      rv = config_fail(ctx, k, item, "name too long");
+    }
+    return rv;
+  } else if (strcmp(k, "tls_ca") == 0) {
+    return config_string(ctx, item, k, &cfg->tls_ca);
+  } else if (strcmp(k, "tls_name") == 0) {
+    return config_string(ctx, item, k, &cfg->tls_name);
+  } else {
+    return config_fail(ctx, k, item, "unknown field");
+  }
+  return 0;
+}
+
+static int config_smart_pool(config_ctx *ctx, const cJSON *sp) {
+  const cJSON *item;
+  int rv;
+  if (cJSON_IsTrue(sp)) {
+    ctx->cfg->enabled = 1;
+    return 0;
+  }
+  if (cJSON_IsFalse(sp)) {
+    ctx->cfg->enabled = 0;
+    return 0;
+  }
+  if (!cJSON_IsObject(sp)) {
+    return config_fail(ctx, "", sp, "expected true, false or an object");
+  }
+  cJSON_ArrayForEach(item, sp) {
+    rv = config_member(ctx, item);
+    if (rv != 0) {
+      return rv;
+    }
+  }
+  return 0;
+}
+
+int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
+                         const char *source, char *err, size_t errlen) {
+  config_ctx ctx = {.cfg = cfg,
+                    .source = source ? source : "config",
+                    .err = err,
+                    .errlen = errlen,
+                    .prefix = ""};
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  const cJSON *sp;
+  int rv;
+
+  if (!root) {
+    size_t off = end && end >= text ? (size_t)(end - text) : 0;
+    size_t line = 1, i;
+    for (i = 0; i < off && i < len; ++i) {
+      line += text[i] == '\n';
+    }
+    if (err && errlen) {
+      snprintf(err, errlen, "%s: line %zu: not valid JSON", ctx.source, line);
+    }
+    return RP_ERR_CONFIG;
+  }
+  sp = cJSON_IsObject(root)
+           ? cJSON_GetObjectItemCaseSensitive(root, "smart_pool")
+           : NULL;
+  if (sp) {
+    /* An outbound-like object: its resolvers and type are ours too. */
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "resolvers");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
+    rv = 0;
+    if (res) {
+      rv = config_resolvers(&ctx, res, "resolvers");
+    }
+    if (rv == 0 && cJSON_IsString(type)) {
+      rp_kind kind;
+      if (rp_config_parse_kind(type->valuestring, &kind) == 0) {
+        cfg->kind = kind;
+        cfg->has_kind = 1;
+      }
+    }
+    ctx.prefix = "smart_pool";
+    if (rv == 0) {
+      rv = config_smart_pool(&ctx, sp);
+    }
+  } else {
+    rv = config_smart_pool(&ctx, root);
+  }
+  cJSON_Delete(root);
+  return rv;
+}
+
+int rp_config_load_file(rp_config *cfg, const char *path, char *err,
+                        size_t errlen) {
+  const rp_mem *mem = cfg->mem;
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  int rv = 0;
+  if (!f) {
+    if (err && errlen) {
+      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    }
+    return RP_ERR_IO;
+  }
+  for (;;) {
+    size_t got;
+    if (n == cap) {
+      size_t ncap = cap ? cap * 2 : CONFIG_READ_CHUNK;
+      char *nb;
+      if (ncap > CONFIG_MAX_FILE) {
+        if (err && errlen) {
+          snprintf(err, errlen, "%s: file too large", path);
+        }
+        rv = RP_ERR_CONFIG;
+        goto fail;
+      }
+      nb = mem->realloc(buf, ncap, mem->user_data);
+      if (!nb) {
+        rv = RP_ERR_NOMEM;
+        goto fail;
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0) {
+      break;
+    }
+  }
+  if (ferror(f)) {
+    if (err && errlen) {
+      snprintf(err, errlen, "%s: read error", path);
+    }
+    rv = RP_ERR_IO;
+    goto fail;
+  }
+  rv = rp_config_parse_json(cfg, buf, n, path, err, errlen);
+
+fail:
+  mem->free(buf, mem->user_data);
+  fclose(f);
+  return rv;
+}

@@ -1,0 +1,194 @@
+/*
+ * config.h: the pool's configuration (prefix rp_config_).
+ *
+ * This module owns reading the smart_pool object of DESIGN.md section 4
+ * from JSON (cJSON) and the resolver URLs of the command line. The result
+ * is an rp_config: every field remembers whether it was given, so that
+ * rp_config_apply overwrites only those fields of an rp_settings that the
+ * caller filled with rp_settings_default for the right kind first. This
+ * module does not link the core.
+ *
+ * A file holds either the smart_pool object itself, `true`, or an
+ * outbound-like object with a "smart_pool" member (then "resolvers" and
+ * "type" of that object are read too and its other members, which belong
+ * to the tunnel, are ignored). Every error names the source (file name),
+ * the field path and the bad value.
+ */
+#ifndef RP_CONFIG_H
+#define RP_CONFIG_H
+
+#include "respool.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* RP_CONFIG_ERRLEN is a comfortable size for error message buffers. */
+#define RP_CONFIG_ERRLEN 512
+/* RP_CONFIG_MAX_HOST is the longest host name or address, with NUL. */
+#define RP_CONFIG_MAX_HOST 256
+/* RP_CONFIG_MAX_PATH is the longest DoH path, with NUL. */
+#define RP_CONFIG_MAX_PATH 256
+/* RP_CONFIG_MAX_TEXT is the longest resolver URL kept, with NUL. */
+#define RP_CONFIG_MAX_TEXT 600
+/* RP_CONFIG_MAX_RESOLVERS bounds the resolvers list of one config. */
+#define RP_CONFIG_MAX_RESOLVERS 100000
+/* RP_CONFIG_DEFAULT_PRETEST_DOMAIN is queried (type A) by the start-up
+   check when the config names none. */
+#define RP_CONFIG_DEFAULT_PRETEST_DOMAIN "example.com"
+
+/* rp_scheme is the transport of one resolver URL. */
+typedef enum rp_scheme {
+  RP_SCHEME_UDP = 0, /* host or host:port: UDP, TCP on truncation */
+  RP_SCHEME_TCP,     /* tcp://host:port */
+  RP_SCHEME_DOT,     /* dot://host:853 or tls://host:853 */
+  RP_SCHEME_DOH,     /* https://host[:port]/path */
+  RP_SCHEME_AUTO     /* auto: discovery */
+} rp_scheme;
+
+/* rp_config_scheme_str returns a static name for |scheme|. */
+const char *rp_config_scheme_str(rp_scheme scheme);
+
+/* rp_config_resolver is one parsed resolver URL. */
+typedef struct rp_config_resolver {
+  /* scheme is the transport. */
+  rp_scheme scheme;
+  /* text is the URL as written (the key of its saved score). */
+  char text[RP_CONFIG_MAX_TEXT];
+  /* host is the address or name, without brackets ("" for auto). */
+  char host[RP_CONFIG_MAX_HOST];
+  /* tls_name is the name to verify (dot://NAME@IP:PORT), or "". */
+  char tls_name[RP_CONFIG_MAX_HOST];
+  /* path is the DoH path ("/dns-query"), or "" for other schemes. */
+  char path[RP_CONFIG_MAX_PATH];
+  /* port is the port in host order (defaults: 53, 853, 443). */
+  uint16_t port;
+  /* has_addr is 1 if |host| is an IP literal, then |addr| holds it with
+     |port|. UDP and TCP resolvers always have one. */
+  int has_addr;
+  /* addr is a sockaddr_in or sockaddr_in6. */
+  struct sockaddr_storage addr;
+} rp_config_resolver;
+
+/* rp_config_discovery holds the discovery object (used by "auto"). */
+typedef struct rp_config_discovery {
+  /* country is an ISO 3166 code, "" when not set. */
+  char country[8];
+  /* sample_ranges is how many addresses of the country's ranges to try
+     last (0 = none). */
+  uint32_t sample_ranges;
+  /* want is the number of working resolvers to keep. */
+  uint32_t want;
+  /* concurrency is how many checks run at once. */
+  uint32_t concurrency;
+  /* pace is the least gap between two checks, ns (0 = none). */
+  rp_duration pace;
+} rp_config_discovery;
+
+/* RP_CONFIG_DISCOVERY_WANT and friends are the discovery defaults of
+   DESIGN.md section 4. */
+#define RP_CONFIG_DISCOVERY_WANT 10
+#define RP_CONFIG_DISCOVERY_CONCURRENCY 100
+
+/* rp_config is a parsed configuration. Durations are ns, with
+   RP_TSTAMP_UNSET meaning "not given"; integers use 0 for "not given"
+   where 0 is invalid; has_* flags mark the others. */
+typedef struct rp_config {
+  /* mem allocated |resolvers| and the strings below. */
+  const rp_mem *mem;
+  /* enabled is the "enabled" field (1 when the object is `true`). */
+  int enabled;
+  /* has_kind is 1 when "kind" (or the outbound's "type") was given. */
+  int has_kind;
+  rp_kind kind;
+  /* has_load_balance is 1 when load_balance was given. */
+  int has_load_balance;
+  rp_balance load_balance;
+  rp_duration deadline;
+  rp_duration per_attempt;
+  rp_duration probe_interval;
+  /* down_after is 0 when not given. */
+  uint32_t down_after;
+  /* duplicate is 0 when not given. */
+  uint32_t duplicate;
+  /* wait_for_token is -1 when not given, else 0 or 1. */
+  int wait_for_token;
+  rp_config_discovery discovery;
+  /* has_listen is 1 when "listen" was given; |listen| then holds the
+     address (port 0 = a free one). */
+  int has_listen;
+  struct sockaddr_storage listen;
+  /* The strings below are NULL when not given; owned by the config.
+     pretest_domain may be "" to switch the start-up check off. */
+  char *scores_file;
+  char *pretest_domain;
+  char *tls_ca;
+  char *tls_name;
+  /* resolvers holds |nresolvers| entries (owned). */
+  rp_config_resolver *resolvers;
+  size_t nresolvers;
+  size_t cap_resolvers;
+} rp_config;
+
+/* rp_config_init makes |cfg| an empty config (nothing given, enabled 0)
+   that allocates with |mem| (NULL for rp_mem_default()). */
+void rp_config_init(rp_config *cfg, const rp_mem *mem);
+
+/* rp_config_free frees what |cfg| owns and leaves it empty. */
+void rp_config_free(rp_config *cfg);
+
+/* rp_config_parse_json parses |len| bytes of JSON |text| into |cfg|,
+   which must be initialised; given fields overwrite earlier ones and
+   resolvers are appended. |source| names the text in errors (a file
+   name). On failure |err| (|errlen| bytes) receives a message naming
+   |source|, the field path and the bad value, and |cfg| may hold part of
+   the text. Returns 0, RP_ERR_CONFIG or RP_ERR_NOMEM. */
+int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
+                         const char *source, char *err, size_t errlen);
+
+/* rp_config_load_file reads the file |path| and parses it as
+   rp_config_parse_json does. Returns 0, RP_ERR_IO when the file cannot
+   be read (|err| says why), RP_ERR_CONFIG or RP_ERR_NOMEM. */
+int rp_config_load_file(rp_config *cfg, const char *path, char *err,
+                        size_t errlen);
+
+/* rp_config_parse_resolver parses one resolver URL |spec| into |res|.
+   Host names are accepted only for dot and https; UDP and TCP need an
+   IP literal (IPv6 in brackets when a port follows). On failure |err|
+   receives a message (without source or field) and RP_ERR_CONFIG is
+   returned. */
+int rp_config_parse_resolver(rp_config_resolver *res, const char *spec,
+                             char *err, size_t errlen);
+
+/* rp_config_add_resolver parses |spec| and appends it to |cfg|. |source|
+   and |field| name it in errors ("command line", "-r"). Returns 0,
+   RP_ERR_CONFIG or RP_ERR_NOMEM. */
+int rp_config_add_resolver(rp_config *cfg, const char *spec, const char *source,
+                           const char *field, char *err, size_t errlen);
+
+/* rp_config_parse_duration parses "300ms", "2s", "1.5s", "1m" or "500us"
+   into |*pd| ns. Returns 0 or RP_ERR_CONFIG (empty, no unit, unknown
+   unit, negative, zero when |allow_zero| is 0, or overflow). */
+int rp_config_parse_duration(const char *text, int allow_zero, rp_duration *pd);
+
+/* rp_config_parse_kind parses "dnstt", "masterdns" or "generic". Returns
+   0 or RP_ERR_CONFIG. */
+int rp_config_parse_kind(const char *text, rp_kind *pkind);
+
+/* rp_config_parse_listen parses "127.0.0.1:5353", "127.0.0.1", ":5353"
+   (127.0.0.1) or "[::1]:53" into |*addr|. Returns 0 or RP_ERR_CONFIG. */
+int rp_config_parse_listen(const char *text, struct sockaddr_storage *addr);
+
+/* rp_config_apply overwrites the fields of |settings| that |cfg| gives
+   (load_balance, deadline, per_attempt, probe_interval, down_after,
+   duplicate, wait_for_token). Call rp_settings_default for the kind
+   first. */
+void rp_config_apply(const rp_config *cfg, rp_settings *settings);
+
+/* rp_config_kind_str returns "generic", "dnstt" or "masterdns". */
+const char *rp_config_kind_str(rp_kind kind);
+
+/* rp_config_balance_str returns the config name of |balance|. */
+const char *rp_config_balance_str(rp_balance balance);
+
+#endif /* RP_CONFIG_H */

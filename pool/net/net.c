@@ -1,0 +1,1227 @@
+/*
+ * net.c: the libuv driver of the pool core.
+ *
+ * IMPLEMENTATION NOTES
+ * - Time: every libuv callback reads uv_hrtime() once and passes that
+ *   value to every core call it makes.
+ * - One uv_timer_t per pool follows rp_pool_get_expiry; it is re-armed
+ *   after each batch of core calls only when the expiry changed. libuv
+ *   timers count whole milliseconds from the loop's cached time, so the
+ *   delay is rounded up and the loop time refreshed before arming.
+ * - Re-entrancy: the core calls send_query and deliver while it runs. A
+ *   send that fails inside send_query must not call back into the core,
+ *   so the failure is queued (errq) and reported once the outer core call
+ *   has returned.
+ * - Hot path without allocation: datagrams are read into one shared
+ *   buffer, handed to the core (which copies what it keeps) and answered
+ *   with uv_udp_try_send; only when the kernel pushes back is a
+ *   preallocated send slot used. TCP clients and upstream connections
+ *   allocate their buffers when they open, not per message.
+ * - UDP clients are identified by their address, stored in
+ *   rp_client.opaque together with the UDP size the client accepts; an
+ *   answer larger than that is sent truncated (TC) so the client retries
+ *   over TCP. TCP clients are identified by a connection id (generation
+ *   and slot); answers for a connection closed meanwhile are dropped.
+ * - Start-up check (DESIGN.md section 5): candidates ordered by saved
+ *   score, each sent one plain query of pretest_domain (type A, or the
+ *   embedder's check); a resolver that answers NOERROR or NXDOMAIN with
+ *   the right ID is added to the core. Checks run while fewer than |want|
+ *   resolvers work; every 15 s, when fewer work, the next candidates are
+ *   checked (wrapping round to the failed ones).
+ */
+#include "net_internal.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <openssl/rand.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* NET_LOG_LINE is the longest log line, bytes. */
+#define NET_LOG_LINE 512
+/* NET_OPAQUE_UDPSIZE_OFF is where the client's UDP size is kept in
+   rp_client.opaque, after a sockaddr_in6 (28 bytes). */
+#define NET_OPAQUE_UDPSIZE_OFF 28
+/* NET_CHECK_BUF_LEN is the buffer for one check query. */
+#define NET_CHECK_BUF_LEN 512
+/* NET_TC_FLAGS_OFF is the offset of the flags byte holding TC. */
+#define NET_TC_FLAGS_OFF 2
+/* NET_RCODE_OFF is the offset of the byte holding the rcode. */
+#define NET_RCODE_OFF 3
+/* NET_QDCOUNT_OFF is the offset of the header's QDCOUNT; the four
+   section counts follow it, two bytes each. */
+#define NET_QDCOUNT_OFF 4
+#define NET_COUNTS_LEN 8
+/* NET_QTYPE_QCLASS_LEN is the length of a question's type and class. */
+#define NET_QTYPE_QCLASS_LEN 4
+
+rp_tstamp rp_net_now(void) { return (rp_tstamp)uv_hrtime(); }
+
+int rp_net_err_from_uv(int uverr) {
+  switch (uverr) {
+  case 0:
+    return 0;
+  case UV_ENOMEM:
+    return RP_ERR_NOMEM;
+  case UV_EINVAL:
+    return RP_ERR_INVALID_ARGUMENT;
+  default:
+    return RP_ERR_IO;
+  }
+}
+
+const char *rp_net_check_state_str(rp_net_check_state state) {
+  switch (state) {
+  case RP_NET_CHECK_PENDING:
+    return "pending";
+  case RP_NET_CHECK_RUNNING:
+    return "checking";
+  case RP_NET_CHECK_FAILED:
+    return "failed";
+  case RP_NET_CHECK_PASSED:
+    return "in-pool";
+  case RP_NET_CHECK_UNSUPPORTED:
+    return "unsupported";
+  }
+  return "unknown";
+}
+
+void rp_net_log(rp_net_pool *np, rp_log_level level, const char *fmt, ...) {
+  char line[NET_LOG_LINE];
+  va_list ap;
+  int n;
+  if (!np->opts.log || level > np->opts.log_level) {
+    return;
+  }
+  n = snprintf(line, sizeof(line), "t=%.3f ",
+               (double)rp_net_now() / (double)RP_SECONDS);
+  if (n < 0 || (size_t)n >= sizeof(line)) {
+    n = 0;
+  }
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+  va_end(ap);
+  np->opts.log(level, line, np->opts.user_data);
+}
+
+/* ------------------------------------------------------------------ */
+/* Handles and shutdown                                                 */
+/* ------------------------------------------------------------------ */
+
+static void net_free(rp_net_pool *np);
+
+void rp_net_handle_opened(rp_net_pool *np) { ++np->nhandles; }
+
+void rp_net_handle_closed(rp_net_pool *np) {
+  assert(np->nhandles > 0);
+  --np->nhandles;
+  if (np->stopping && np->nhandles == 0) {
+    if (np->closed_cb) {
+      np->closed_cb(np, np->closed_ud);
+    }
+    net_free(np);
+  }
+}
+
+static void net_handle_closed_cb(uv_handle_t *h) {
+  rp_net_handle_closed(h->data);
+}
+
+/* ------------------------------------------------------------------ */
+/* Datagram sends                                                       */
+/* ------------------------------------------------------------------ */
+
+static void net_slot_done(uv_udp_send_t *req, int status) {
+  rp_net_send_slot *slot = (rp_net_send_slot *)req;
+  rp_net_pool *np = slot->np;
+  (void)status;
+  slot->next = np->free_slots;
+  np->free_slots = slot;
+}
+
+int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
+                    size_t len, const struct sockaddr *addr) {
+  uv_buf_t b = uv_buf_init((char *)(uintptr_t)data, (unsigned int)len);
+  rp_net_send_slot *slot;
+  int rv = uv_udp_try_send(udp, &b, 1, addr);
+  if (rv >= 0) {
+    return 0;
+  }
+  if (rv != UV_EAGAIN) {
+    ++np->counters.send_failures;
+    return rp_net_err_from_uv(rv);
+  }
+  slot = np->free_slots;
+  if (!slot || len > RP_NET_SEND_SLOT_LEN) {
+    ++np->counters.send_failures;
+    return RP_ERR_FULL;
+  }
+  memcpy(slot->buf, data, len);
+  b = uv_buf_init((char *)slot->buf, (unsigned int)len);
+  rv = uv_udp_send(&slot->req, udp, &b, 1, addr, net_slot_done);
+  if (rv != 0) {
+    ++np->counters.send_failures;
+    return rp_net_err_from_uv(rv);
+  }
+  np->free_slots = slot->next;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Core glue                                                            */
+/* ------------------------------------------------------------------ */
+
+static void net_timer_cb(uv_timer_t *t);
+
+static void net_rearm(rp_net_pool *np) {
+  rp_tstamp exp, now;
+  uint64_t delay_ms;
+  if (np->stopping) {
+    return;
+  }
+  exp = rp_pool_get_expiry(np->core);
+  if (exp == np->armed) {
+    return;
+  }
+  np->armed = exp;
+  if (exp == RP_TSTAMP_UNSET) {
+    uv_timer_stop(&np->timer);
+    return;
+  }
+  now = rp_net_now();
+  delay_ms =
+      exp <= now ? 0 : (exp - now + RP_MILLISECONDS - 1) / RP_MILLISECONDS;
+  uv_update_time(np->loop);
+  uv_timer_start(&np->timer, net_timer_cb, delay_ms, 0);
+}
+
+static void net_core_result(rp_net_pool *np, int rv, const char *what) {
+  if (rv != 0 && rp_err_is_fatal(rv)) {
+    rp_net_log(np, RP_LOG_ERROR, "ev=core_error call=%s err=%s", what,
+               rp_strerror(rv));
+  }
+}
+
+/* net_flush reports queued errors (each may queue more) and re-arms. */
+static void net_flush(rp_net_pool *np, rp_tstamp now) {
+  while (np->errq_len > 0 && !np->stopping) {
+    rp_net_err e = np->errq[np->errq_head];
+    np->errq_head = (np->errq_head + 1) % RP_NET_ERRQ_LEN;
+    --np->errq_len;
+    ++np->in_core;
+    net_core_result(np,
+                    rp_pool_on_error(np->core, e.resolver_id, e.upstream_id,
+                                     e.outcome, now),
+                    "on_error");
+    --np->in_core;
+  }
+  net_rearm(np);
+}
+
+static void net_timer_cb(uv_timer_t *t) {
+  rp_net_pool *np = t->data;
+  rp_tstamp now = rp_net_now();
+  np->armed = RP_TSTAMP_UNSET;
+  np->now = now;
+  ++np->in_core;
+  net_core_result(np, rp_pool_handle_expiry(np->core, now), "expiry");
+  --np->in_core;
+  net_flush(np, now);
+}
+
+static int net_cb_send_query(rp_pool *pool, uint32_t resolver_id,
+                             void *resolver_user_data, uint16_t upstream_id,
+                             const uint8_t *data, size_t len, uint32_t flags,
+                             void *user_data) {
+  rp_net_upstream *up = resolver_user_data;
+  rp_net_pool *np = user_data;
+  (void)pool;
+  (void)resolver_id;
+  /* The time of the callback that entered the core. */
+  return up->ops->send(up, data, len, upstream_id, flags, np->now);
+}
+
+/* net_truncate writes into |out| a copy of the answer's header and
+   question with TC set and no records. Returns its length or 0. */
+static size_t net_truncate(const uint8_t *data, size_t len, uint8_t *out,
+                           size_t cap) {
+  rp_dns_cursor cur;
+  rp_dns_name name;
+  uint16_t qd;
+  size_t end;
+  if (len < RP_DNS_HEADER_LEN || cap < RP_DNS_HEADER_LEN) {
+    return 0;
+  }
+  qd = (uint16_t)((data[NET_QDCOUNT_OFF] << 8) | data[NET_QDCOUNT_OFF + 1]);
+  rp_dns_cursor_init(&cur, data, len);
+  cur.pos = RP_DNS_HEADER_LEN;
+  if (qd == 1) {
+    if (rp_dns_cursor_name(&cur, &name) != 0 ||
+        rp_dns_cursor_skip(&cur, NET_QTYPE_QCLASS_LEN) != 0) {
+      qd = 0;
+      cur.pos = RP_DNS_HEADER_LEN;
+    }
+  } else {
+    qd = 0;
+  }
+  end = cur.pos;
+  if (end > cap) {
+    return 0;
+  }
+  memcpy(out, data, end);
+  out[NET_TC_FLAGS_OFF] |= (uint8_t)(RP_DNS_FLAG_TC >> 8);
+  memset(out + NET_QDCOUNT_OFF, 0, NET_COUNTS_LEN);
+  out[NET_QDCOUNT_OFF + 1] = (uint8_t)qd;
+  return end;
+}
+
+static void net_deliver_tcp(rp_net_pool *np, uint64_t id, const uint8_t *data,
+                            size_t len) {
+  uint32_t slot = (uint32_t)id;
+  rp_net_client_conn *c;
+  if (slot >= RP_NET_MAX_TCP_CLIENTS) {
+    return;
+  }
+  c = np->clients[slot];
+  if (!c || c->id != id || c->s.state != RP_NET_STREAM_OPEN) {
+    ++np->counters.dropped_late;
+    return;
+  }
+  if (rp_net_stream_write(&c->s, data, len) != 0) {
+    ++np->counters.send_failures;
+  }
+}
+
+static int net_cb_deliver(rp_pool *pool, const rp_client *client,
+                          const uint8_t *data, size_t len, uint32_t flags,
+                          void *user_data) {
+  rp_net_pool *np = user_data;
+  uint16_t max;
+  const struct sockaddr *sa = (const struct sockaddr *)client->opaque;
+  (void)pool;
+  (void)flags;
+  if (np->stopping) {
+    return 0;
+  }
+  if (client->id != 0) {
+    net_deliver_tcp(np, client->id, data, len);
+    return 0;
+  }
+  max = (uint16_t)((client->opaque[NET_OPAQUE_UDPSIZE_OFF] << 8) |
+                   client->opaque[NET_OPAQUE_UDPSIZE_OFF + 1]);
+  if (len > max) {
+    uint8_t tc[RP_DNS_HEADER_LEN + RP_DNS_MAX_NAME_LEN + NET_QTYPE_QCLASS_LEN];
+    size_t tlen = net_truncate(data, len, tc, sizeof(tc));
+    ++np->counters.truncated_to_client;
+    if (tlen == 0) {
+      return 0;
+    }
+    rp_net_udp_send(np, &np->lis_udp, tc, tlen, sa);
+    return 0;
+  }
+  rp_net_udp_send(np, &np->lis_udp, data, len, sa);
+  return 0;
+}
+
+static void net_cb_rand(uint8_t *dest, size_t len, void *user_data) {
+  (void)user_data;
+  if (RAND_bytes(dest, (int)len) != 1) {
+    /* RAND_bytes fails only when the CSPRNG cannot be seeded; fall back
+       to libc rather than leave the buffer unset. */
+    size_t i;
+    for (i = 0; i < len; ++i) {
+      dest[i] = (uint8_t)rand();
+    }
+  }
+}
+
+static void net_cb_log(rp_log_level level, uint32_t category, const char *line,
+                       void *user_data) {
+  rp_net_pool *np = user_data;
+  (void)category;
+  if (np->opts.log && level <= np->opts.log_level && line) {
+    np->opts.log(level, line, np->opts.user_data);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Listener                                                             */
+/* ------------------------------------------------------------------ */
+
+/* net_client_udpsize returns the UDP size a client query accepts. */
+static uint16_t net_client_udpsize(rp_net_pool *np, const uint8_t *q,
+                                   size_t len) {
+  rp_dns_msg *msg = &np->scratch_msg;
+  if (rp_dns_parse(msg, q, len) != 0 || !msg->has_edns ||
+      msg->edns_udp_size < RP_DNS_MAX_UDP_DEFAULT) {
+    return RP_DNS_MAX_UDP_DEFAULT;
+  }
+  return msg->edns_udp_size;
+}
+
+static void net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
+                       const rp_client *client, rp_tstamp now) {
+  int rv;
+  np->now = now;
+  ++np->in_core;
+  rv = rp_pool_submit(np->core, q, len, client, now);
+  --np->in_core;
+  if (rv == RP_ERR_MALFORMED) {
+    ++np->counters.dropped_malformed;
+  } else {
+    net_core_result(np, rv, "submit");
+  }
+  net_flush(np, now);
+}
+
+static void net_lis_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  rp_net_pool *np = h->data;
+  (void)suggested;
+  buf->base = (char *)np->rxbuf;
+  buf->len = RP_NET_RXBUF_LEN;
+}
+
+static void net_lis_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
+                            const struct sockaddr *addr, unsigned flags) {
+  rp_net_pool *np = h->data;
+  rp_client client = {.id = 0};
+  size_t alen;
+  uint16_t size;
+  if (nread <= 0 || !addr || (flags & UV_UDP_PARTIAL) || np->stopping) {
+    return;
+  }
+  alen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                     : sizeof(struct sockaddr_in);
+  memcpy(client.opaque, addr, alen);
+  size = net_client_udpsize(np, (const uint8_t *)buf->base, (size_t)nread);
+  client.opaque[NET_OPAQUE_UDPSIZE_OFF] = (uint8_t)(size >> 8);
+  client.opaque[NET_OPAQUE_UDPSIZE_OFF + 1] = (uint8_t)size;
+  ++np->counters.udp_queries;
+  net_submit(np, (const uint8_t *)buf->base, (size_t)nread, &client,
+             rp_net_now());
+}
+
+static void net_client_on_message(rp_net_stream *s, const uint8_t *msg,
+                                  size_t len, rp_tstamp now) {
+  rp_net_client_conn *c = s->user_data;
+  rp_client client = {.id = c->id};
+  if (c->np->stopping) {
+    return;
+  }
+  ++c->np->counters.tcp_queries;
+  net_submit(c->np, msg, len, &client, now);
+}
+
+static void net_client_release(rp_net_client_conn *c) {
+  rp_net_pool *np = c->np;
+  if (np->clients[c->slot] == c) {
+    np->clients[c->slot] = NULL;
+  }
+}
+
+static void net_client_on_end(rp_net_stream *s, int uverr) {
+  (void)uverr;
+  net_client_release(s->user_data);
+}
+
+static void net_client_on_connect(rp_net_stream *s, int uverr) {
+  (void)s;
+  (void)uverr;
+}
+
+static void net_client_on_closed(rp_net_stream *s) {
+  rp_net_client_conn *c = s->user_data;
+  rp_net_pool *np = c->np;
+  net_client_release(c);
+  np->mem->free(c, np->mem->user_data);
+  rp_net_handle_closed(np);
+}
+
+static const rp_net_stream_callbacks net_client_cb = {
+    .on_message = net_client_on_message,
+    .on_connect = net_client_on_connect,
+    .on_end = net_client_on_end,
+    .on_closed = net_client_on_closed,
+};
+
+static void net_tmp_closed_cb(uv_handle_t *h) {
+  rp_net_pool *np = h->data;
+  np->mem->free(h, np->mem->user_data);
+  rp_net_handle_closed(np);
+}
+
+static void net_lis_connection_cb(uv_stream_t *server, int status) {
+  rp_net_pool *np = server->data;
+  rp_net_client_conn *c;
+  uint32_t slot;
+  if (status < 0 || np->stopping) {
+    return;
+  }
+  for (slot = 0; slot < RP_NET_MAX_TCP_CLIENTS; ++slot) {
+    if (!np->clients[slot]) {
+      break;
+    }
+  }
+  c = slot < RP_NET_MAX_TCP_CLIENTS
+          ? np->mem->calloc(1, sizeof(*c), np->mem->user_data)
+          : NULL;
+  if (!c) {
+    /* Accept and drop, so the backlog does not fill with it. */
+    uv_tcp_t *tmp = np->mem->malloc(sizeof(*tmp), np->mem->user_data);
+    rp_net_log(np, RP_LOG_WARN, "ev=tcp_client_refused why=%s",
+               slot < RP_NET_MAX_TCP_CLIENTS ? "nomem" : "too_many");
+    if (tmp && uv_tcp_init(np->loop, tmp) == 0) {
+      tmp->data = np;
+      rp_net_handle_opened(np);
+      uv_accept(server, (uv_stream_t *)tmp);
+      uv_close((uv_handle_t *)tmp, net_tmp_closed_cb);
+    } else {
+      np->mem->free(tmp, np->mem->user_data);
+    }
+    return;
+  }
+  ++np->client_gen[slot];
+  c->np = np;
+  c->slot = slot;
+  c->id = ((uint64_t)np->client_gen[slot] << 32) | slot;
+  rp_net_stream_init(&c->s, &net_client_cb, np->mem, c);
+  if (rp_net_stream_accept(&c->s, np->loop, server) != 0) {
+    if (c->s.state == RP_NET_STREAM_CLOSED) {
+      np->mem->free(c, np->mem->user_data);
+    } else {
+      rp_net_handle_opened(np);
+    }
+    return;
+  }
+  np->clients[slot] = c;
+  rp_net_handle_opened(np);
+}
+
+/* net_bind_pair binds a UDP and a TCP socket of |want|'s family to the
+   same port of |want| (port 0: a free one, tried until the TCP twin of a
+   free UDP port is free too). Raw sockets are used so that a retry never
+   re-initialises a libuv handle that is still closing. Returns 0 with
+   the two descriptors and the bound address, or an errno value. */
+static int net_bind_pair(const struct sockaddr_storage *want, int *pudp,
+                         int *ptcp, struct sockaddr_storage *bound,
+                         socklen_t *plen) {
+  socklen_t alen = want->ss_family == AF_INET6
+                       ? (socklen_t)sizeof(struct sockaddr_in6)
+                       : (socklen_t)sizeof(struct sockaddr_in);
+  int port0 = ((const struct sockaddr_in *)want)->sin_port == 0;
+  int tries, e = 0, one = 1;
+  for (tries = 0; tries < RP_NET_BIND_TRIES; ++tries) {
+    int udp = socket(want->ss_family, SOCK_DGRAM, 0), tcp = -1;
+    *plen = sizeof(*bound);
+    if (udp < 0 || bind(udp, (const struct sockaddr *)want, alen) != 0 ||
+        getsockname(udp, (struct sockaddr *)bound, plen) != 0) {
+      e = errno;
+      if (udp >= 0) {
+        close(udp);
+      }
+      return e;
+    }
+    tcp = socket(want->ss_family, SOCK_STREAM, 0);
+    if (tcp >= 0 &&
+        setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+        bind(tcp, (const struct sockaddr *)bound, *plen) == 0) {
+      *pudp = udp;
+      *ptcp = tcp;
+      return 0;
+    }
+    e = errno;
+    close(udp);
+    if (tcp >= 0) {
+      close(tcp);
+    }
+    if (!port0) {
+      break;
+    }
+  }
+  return e;
+}
+
+/* net_bind opens the listener: UDP and TCP on the same port of |want|. */
+static int net_bind(rp_net_pool *np, const struct sockaddr_storage *want,
+                    char *err, size_t errlen) {
+  int sockbuf = RP_NET_SOCKBUF_LEN;
+  int udp = -1, tcp = -1, e, rv;
+  const char *why;
+
+  e = net_bind_pair(want, &udp, &tcp, &np->lis_addr, &np->lis_addrlen);
+  if (e != 0) {
+    why = strerror(e);
+    goto fail;
+  }
+  rv = uv_udp_open(&np->lis_udp, udp);
+  if (rv != 0) {
+    close(udp);
+    close(tcp);
+    why = uv_strerror(rv);
+    goto fail;
+  }
+  rv = uv_tcp_open(&np->lis_tcp, tcp);
+  if (rv != 0) {
+    close(tcp);
+    why = uv_strerror(rv);
+    goto fail;
+  }
+  rv = uv_listen((uv_stream_t *)&np->lis_tcp, RP_NET_LISTEN_BACKLOG,
+                 net_lis_connection_cb);
+  if (rv == 0) {
+    uv_recv_buffer_size((uv_handle_t *)&np->lis_udp, &sockbuf);
+    sockbuf = RP_NET_SOCKBUF_LEN;
+    uv_send_buffer_size((uv_handle_t *)&np->lis_udp, &sockbuf);
+    rv = uv_udp_recv_start(&np->lis_udp, net_lis_alloc_cb, net_lis_recv_cb);
+  }
+  if (rv != 0) {
+    why = uv_strerror(rv);
+    goto fail;
+  }
+  return 0;
+
+fail : {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (want->ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)want)->sin6_addr, host,
+              sizeof(host));
+  } else {
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)want)->sin_addr, host,
+              sizeof(host));
+  }
+  snprintf(err, errlen, "cannot listen on %s port %u: %s", host,
+           ntohs(((const struct sockaddr_in *)want)->sin_port), why);
+}
+  return RP_ERR_IO;
+}
+
+/* ------------------------------------------------------------------ */
+/* Upstream events and the start-up check                               */
+/* ------------------------------------------------------------------ */
+
+static void net_check_more(rp_net_pool *np, rp_tstamp now);
+
+static void net_check_done(rp_net_upstream *up, int passed, const char *why,
+                           rp_tstamp now) {
+  rp_net_pool *np = up->np;
+  int rv;
+  --np->nchecking;
+  if (!passed) {
+    up->check = RP_NET_CHECK_FAILED;
+    ++np->counters.checks_failed;
+    rp_net_log(np, RP_LOG_INFO, "ev=check_failed res=%s why=%s", up->name, why);
+    net_check_more(np, now);
+    return;
+  }
+  {
+    rp_resolver_config rc = {.name = up->name,
+                             .flags = up->ops->resolver_flags,
+                             .score = up->saved_score,
+                             .user_data = up};
+    np->now = now;
+    ++np->in_core;
+    rv = rp_pool_add_resolver(np->core, &rc, &up->resolver_id, now);
+    --np->in_core;
+  }
+  if (rv != 0) {
+    up->check = RP_NET_CHECK_FAILED;
+    rp_net_log(np, RP_LOG_WARN, "ev=add_failed res=%s err=%s", up->name,
+               rp_strerror(rv));
+    net_flush(np, now);
+    return;
+  }
+  up->check = RP_NET_CHECK_PASSED;
+  ++np->npassed;
+  ++np->counters.checks_passed;
+  rp_net_log(np, RP_LOG_INFO, "ev=check_passed res=%s id=%u", up->name,
+             up->resolver_id);
+  net_flush(np, now);
+  net_check_more(np, now);
+}
+
+static int net_check_verify(rp_net_pool *np, rp_net_upstream *up,
+                            const uint8_t *data, size_t len, const char **why) {
+  uint8_t rcode;
+  if (len < RP_DNS_HEADER_LEN || rp_dns_get_id(data) != up->check_id ||
+      !(data[NET_TC_FLAGS_OFF] & (RP_DNS_FLAG_QR >> 8))) {
+    *why = NULL; /* not the check's answer: ignore it */
+    return 0;
+  }
+  if (np->opts.check_verify) {
+    *why = "check_rejected";
+    return np->opts.check_verify(data, len, np->opts.user_data) ? 1 : 0;
+  }
+  rcode = data[NET_RCODE_OFF] & RP_DNS_RCODE_MASK;
+  if (rcode != RP_DNS_RCODE_NOERROR && rcode != RP_DNS_RCODE_NXDOMAIN) {
+    *why = rcode == RP_DNS_RCODE_REFUSED ? "refused" : "bad_rcode";
+    return 0;
+  }
+  if (rp_dns_is_truncated(data)) {
+    /* A truncated answer to a tiny query still shows the resolver
+       works. */
+    return 1;
+  }
+  return 1;
+}
+
+void rp_net_upstream_on_answer(rp_net_upstream *up, const uint8_t *data,
+                               size_t len, uint32_t flags, rp_tstamp now) {
+  rp_net_pool *np = up->np;
+  int rv;
+  if (np->stopping) {
+    return;
+  }
+  if (up->check == RP_NET_CHECK_RUNNING) {
+    const char *why = NULL;
+    int ok = net_check_verify(np, up, data, len, &why);
+    if (ok || why) {
+      net_check_done(up, ok, why, now);
+    }
+    return;
+  }
+  if (up->check != RP_NET_CHECK_PASSED) {
+    return;
+  }
+  np->now = now;
+  ++np->in_core;
+  rv = rp_pool_on_answer(np->core, up->resolver_id, data, len, flags, now);
+  --np->in_core;
+  net_core_result(np, rv, "on_answer");
+  net_flush(np, now);
+}
+
+void rp_net_upstream_on_error(rp_net_upstream *up, uint32_t upstream_id,
+                              rp_outcome outcome, rp_tstamp now) {
+  rp_net_pool *np = up->np;
+  if (np->stopping) {
+    return;
+  }
+  if (up->check == RP_NET_CHECK_RUNNING) {
+    if (upstream_id == up->check_id || upstream_id == RP_UPSTREAM_ID_ALL) {
+      net_check_done(up, 0, rp_outcome_str(outcome), now);
+    }
+    return;
+  }
+  if (up->check != RP_NET_CHECK_PASSED) {
+    return;
+  }
+  if (np->in_core) {
+    if (np->errq_len == RP_NET_ERRQ_LEN) {
+      /* The core's own timeout will fail this try. */
+      return;
+    }
+    np->errq[(np->errq_head + np->errq_len) % RP_NET_ERRQ_LEN] =
+        (rp_net_err){.resolver_id = up->resolver_id,
+                     .upstream_id = upstream_id,
+                     .outcome = outcome};
+    ++np->errq_len;
+    return;
+  }
+  np->now = now;
+  ++np->in_core;
+  net_core_result(
+      np,
+      rp_pool_on_error(np->core, up->resolver_id, upstream_id, outcome, now),
+      "on_error");
+  --np->in_core;
+  net_flush(np, now);
+}
+
+static int net_check_start(rp_net_pool *np, rp_net_upstream *up,
+                           rp_tstamp now) {
+  uint8_t buf[NET_CHECK_BUF_LEN];
+  rp_ssize n;
+  int rv;
+  if (!up->is_open) {
+    rv = up->ops->open(up);
+    if (rv != 0) {
+      return rv;
+    }
+    up->is_open = 1;
+  }
+  net_cb_rand((uint8_t *)&up->check_id, sizeof(up->check_id), NULL);
+  if (np->opts.check_build) {
+    n = np->opts.check_build(buf, sizeof(buf), up->check_id,
+                             np->opts.user_data);
+  } else {
+    n = rp_dns_build_query(buf, sizeof(buf), up->check_id, &np->pretest_name,
+                           RP_DNS_TYPE_A, RP_DNS_EDNS_UDP_SIZE);
+  }
+  if (n <= 0) {
+    return n < 0 ? (int)n : RP_ERR_INVALID_ARGUMENT;
+  }
+  up->check = RP_NET_CHECK_RUNNING;
+  up->check_deadline = now + np->check_timeout;
+  ++np->nchecking;
+  rp_net_log(np, RP_LOG_DEBUG, "ev=check_start res=%s", up->name);
+  /* A send failure comes back through rp_net_upstream_on_error, which
+     ends the check. */
+  return up->ops->send(up, buf, (size_t)n, up->check_id, 0, now);
+}
+
+/* net_working returns how many resolvers in the core are not down. */
+static size_t net_working(rp_net_pool *np) {
+  rp_pool_stats st;
+  rp_pool_get_stats(np->core, &st);
+  return st.nup;
+}
+
+static void net_check_more(rp_net_pool *np, rp_tstamp now) {
+  if (np->stopping || np->in_check_more) {
+    return;
+  }
+  np->in_check_more = 1;
+  while (np->check_cursor < np->nups && np->nchecking < np->concurrency &&
+         net_working(np) + np->nchecking < np->want && !np->stopping) {
+    rp_net_upstream *up = &np->ups[np->order[np->check_cursor++]];
+    if (up->check != RP_NET_CHECK_PENDING && up->check != RP_NET_CHECK_FAILED) {
+      continue;
+    }
+    if (!np->pretest_on) {
+      ++np->nchecking;
+      up->check = RP_NET_CHECK_RUNNING;
+      net_check_done(up, 1, NULL, now);
+      continue;
+    }
+    if (net_check_start(np, up, now) != 0) {
+      if (up->check == RP_NET_CHECK_RUNNING) {
+        net_check_done(up, 0, "send_failed", now);
+      } else {
+        up->check = RP_NET_CHECK_FAILED;
+        ++np->counters.checks_failed;
+      }
+    }
+  }
+  np->in_check_more = 0;
+}
+
+static void net_check_timer_cb(uv_timer_t *t) {
+  rp_net_pool *np = t->data;
+  rp_tstamp now = rp_net_now();
+  size_t i;
+  if (np->stopping) {
+    return;
+  }
+  for (i = 0; i < np->nups && np->nchecking > 0; ++i) {
+    rp_net_upstream *up = &np->ups[i];
+    if (up->check == RP_NET_CHECK_RUNNING && now >= up->check_deadline) {
+      net_check_done(up, 0, "timeout", now);
+    }
+  }
+  if (now >= np->next_recheck) {
+    np->next_recheck = now + np->recheck_interval;
+    if (net_working(np) < np->want && np->check_cursor >= np->nups) {
+      np->check_cursor = 0;
+    }
+  }
+  net_check_more(np, now);
+}
+
+/* ------------------------------------------------------------------ */
+/* Start and stop                                                       */
+/* ------------------------------------------------------------------ */
+
+static int net_strdup(const rp_mem *mem, char **pdst, const char *src) {
+  size_t n = strlen(src) + 1;
+  *pdst = mem->malloc(n, mem->user_data);
+  if (!*pdst) {
+    return RP_ERR_NOMEM;
+  }
+  memcpy(*pdst, src, n);
+  return 0;
+}
+
+/* net_rank is a candidate in the check order. */
+typedef struct net_rank {
+  int score;
+  size_t index;
+} net_rank;
+
+/* net_rank_cmp orders by saved score, best first, then by position. */
+static int net_rank_cmp(const void *a, const void *b) {
+  const net_rank *ra = a, *rb = b;
+  if (ra->score != rb->score) {
+    return ra->score > rb->score ? -1 : 1;
+  }
+  return ra->index < rb->index ? -1 : (ra->index > rb->index ? 1 : 0);
+}
+
+static void net_free(rp_net_pool *np) {
+  const rp_mem *mem = np->mem;
+  size_t i;
+  for (i = 0; i < np->nups; ++i) {
+    mem->free(np->ups[i].name, mem->user_data);
+    mem->free(np->ups[i].tcp_ids, mem->user_data);
+    mem->free(np->ups[i].host, mem->user_data);
+    mem->free(np->ups[i].tls_name, mem->user_data);
+    mem->free(np->ups[i].path, mem->user_data);
+  }
+  mem->free(np->tls_ca, mem->user_data);
+  mem->free(np->tls_name, mem->user_data);
+  mem->free(np->ups, mem->user_data);
+  mem->free(np->order, mem->user_data);
+  mem->free(np->rxbuf, mem->user_data);
+  mem->free(np->slots, mem->user_data);
+  mem->free(np->clients, mem->user_data);
+  mem->free(np->client_gen, mem->user_data);
+  mem->free(np->scores_file, mem->user_data);
+  rp_scores_free(&np->scores);
+  rp_pool_del(np->core);
+  mem->free(np, mem->user_data);
+}
+
+/* net_close_all closes every handle; rp_net_handle_closed finishes. */
+static void net_close_all(rp_net_pool *np) {
+  size_t i;
+  uv_close((uv_handle_t *)&np->lis_udp, net_handle_closed_cb);
+  uv_close((uv_handle_t *)&np->lis_tcp, net_handle_closed_cb);
+  uv_close((uv_handle_t *)&np->timer, net_handle_closed_cb);
+  uv_close((uv_handle_t *)&np->check_timer, net_handle_closed_cb);
+  for (i = 0; i < RP_NET_MAX_TCP_CLIENTS; ++i) {
+    if (np->clients[i]) {
+      rp_net_stream_close(&np->clients[i]->s);
+      np->clients[i] = NULL;
+    }
+  }
+  for (i = 0; i < np->nups; ++i) {
+    np->ups[i].ops->close(&np->ups[i]);
+  }
+}
+
+static int net_save_scores(rp_net_pool *np) {
+  char err[RP_CONFIG_ERRLEN];
+  rp_tstamp now = rp_net_now();
+  size_t i;
+  int rv = 0;
+  if (!np->scores_file) {
+    return 0;
+  }
+  for (i = 0; i < np->nups && rv == 0; ++i) {
+    rp_net_upstream *up = &np->ups[i];
+    rp_resolver_stats st;
+    if (up->check == RP_NET_CHECK_PASSED &&
+        rp_pool_get_resolver_stats(np->core, up->resolver_id, &st, now) == 0) {
+      rv = rp_scores_set(&np->scores, up->name, st.score);
+    } else if (up->check == RP_NET_CHECK_FAILED) {
+      rv = rp_scores_set(&np->scores, up->name,
+                         up->saved_score + RP_NET_SCORE_CHECK_FAILED);
+    }
+  }
+  if (rv == 0) {
+    rv = rp_scores_save(&np->scores, np->scores_file, np->score_key, err,
+                        sizeof(err));
+  }
+  if (rv != 0) {
+    rp_net_log(np, RP_LOG_ERROR, "ev=scores_save_failed err=\"%s\"",
+               rv == RP_ERR_IO ? err : rp_strerror(rv));
+  } else {
+    rp_net_log(np, RP_LOG_INFO, "ev=scores_saved file=%s n=%zu",
+               np->scores_file, np->scores.n);
+  }
+  return rv == 0 ? 0 : RP_ERR_IO;
+}
+
+int rp_net_pool_stop(rp_net_pool *np, rp_net_pool_closed_cb closed_cb,
+                     void *user_data) {
+  int rv;
+  if (np->stopping) {
+    return 0;
+  }
+  rv = net_save_scores(np);
+  np->stopping = 1;
+  np->closed_cb = closed_cb;
+  np->closed_ud = user_data;
+  net_close_all(np);
+  return rv;
+}
+
+/* net_setup_upstreams copies the usable resolvers of the config. */
+static int net_setup_upstreams(rp_net_pool *np, const rp_config *cfg, char *err,
+                               size_t errlen) {
+  const rp_mem *mem = np->mem;
+  size_t i, nusable = 0;
+  const char *unsupported = NULL;
+  np->ups = mem->calloc(cfg->nresolvers ? cfg->nresolvers : 1, sizeof(*np->ups),
+                        mem->user_data);
+  np->order = mem->calloc(cfg->nresolvers ? cfg->nresolvers : 1,
+                          sizeof(*np->order), mem->user_data);
+  if (!np->ups || !np->order) {
+    return RP_ERR_NOMEM;
+  }
+  for (i = 0; i < cfg->nresolvers; ++i) {
+    const rp_config_resolver *r = &cfg->resolvers[i];
+    rp_net_upstream *up = &np->ups[np->nups];
+    *up = (rp_net_upstream){.np = np,
+                            .index = np->nups,
+                            .scheme = r->scheme,
+                            .addr = r->addr,
+                            .has_addr = r->has_addr,
+                            .port = r->port,
+                            .tcp_retry_at = RP_TSTAMP_UNSET};
+    rp_net_stream_init(&up->tcp, NULL, mem, up);
+    if (net_strdup(mem, &up->name, r->text) != 0) {
+      return RP_ERR_NOMEM;
+    }
+    ++np->nups;
+    switch (r->scheme) {
+    case RP_SCHEME_UDP:
+      up->ops = &rp_net_transport_udp;
+      break;
+    case RP_SCHEME_TCP:
+      up->ops = &rp_net_transport_tcp;
+      break;
+    case RP_SCHEME_DOT:
+    case RP_SCHEME_DOH:
+      /* Keep what a TLS transport needs. */
+      if (net_strdup(mem, &up->host, r->host) != 0 ||
+          net_strdup(mem, &up->tls_name, r->tls_name) != 0 ||
+          net_strdup(mem, &up->path, r->path) != 0) {
+        return RP_ERR_NOMEM;
+      }
+      /* Fall through. */
+    case RP_SCHEME_AUTO:
+      /* TODO(issue 5): DoT, DoH and discovery transports. */
+      up->ops = &rp_net_transport_udp;
+      up->check = RP_NET_CHECK_UNSUPPORTED;
+      unsupported = r->text;
+      rp_net_log(np, RP_LOG_WARN,
+                 "ev=resolver_skipped res=%s why=\"%s not supported yet\"",
+                 r->text, rp_config_scheme_str(r->scheme));
+      continue;
+    }
+    rp_scores_get(&np->scores, up->name, &up->saved_score);
+    ++nusable;
+  }
+  if (nusable == 0) {
+    if (unsupported) {
+      snprintf(err, errlen,
+               "resolver %s: scheme not supported yet (DoT, DoH and auto "
+               "come with issue 5)",
+               unsupported);
+      return RP_ERR_CONFIG;
+    }
+    snprintf(err, errlen, "no resolvers configured");
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  {
+    net_rank *rank = mem->calloc(np->nups, sizeof(*rank), mem->user_data);
+    if (!rank) {
+      return RP_ERR_NOMEM;
+    }
+    for (i = 0; i < np->nups; ++i) {
+      rank[i] = (net_rank){.score = np->ups[i].saved_score, .index = i};
+    }
+    qsort(rank, np->nups, sizeof(*rank), net_rank_cmp);
+    for (i = 0; i < np->nups; ++i) {
+      np->order[i] = rank[i].index;
+    }
+    mem->free(rank, mem->user_data);
+  }
+  return 0;
+}
+
+int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
+                      const rp_net_options *options, char *err, size_t errlen) {
+  const rp_mem *mem = options && options->mem ? options->mem : rp_mem_default();
+  const rp_config *cfg = options ? options->config : NULL;
+  rp_net_pool *np;
+  rp_callbacks cbs = {.send_query = net_cb_send_query,
+                      .deliver = net_cb_deliver,
+                      .rand = net_cb_rand,
+                      .log = net_cb_log};
+  struct sockaddr_storage listen;
+  const char *pretest;
+  char msg[RP_CONFIG_ERRLEN];
+  size_t i;
+  int rv;
+
+  if (!err || errlen == 0) {
+    err = msg;
+    errlen = sizeof(msg);
+  }
+  err[0] = '\0';
+  if (!cfg || !loop || !pnp) {
+    snprintf(err, errlen, "no config");
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  np = mem->calloc(1, sizeof(*np), mem->user_data);
+  if (!np) {
+    return RP_ERR_NOMEM;
+  }
+  np->loop = loop;
+  np->mem = mem;
+  np->opts = *options;
+  np->opts.config = NULL;
+  np->opts.settings = NULL;
+  np->armed = RP_TSTAMP_UNSET;
+  np->kind = cfg->has_kind ? cfg->kind : options->kind;
+  np->want = RP_NET_CHECK_WANT;
+  np->check_timeout =
+      options->check_timeout ? options->check_timeout : RP_NET_CHECK_TIMEOUT;
+  np->recheck_interval = options->recheck_interval ? options->recheck_interval
+                                                   : RP_NET_RECHECK_INTERVAL;
+  np->concurrency = cfg->discovery.concurrency ? cfg->discovery.concurrency
+                                               : RP_NET_CHECK_WANT;
+  rp_scores_init(&np->scores, mem);
+  if (options->settings) {
+    np->settings = *options->settings;
+  } else {
+    rp_settings_default(&np->settings, np->kind);
+    rp_config_apply(cfg, &np->settings);
+    np->settings.log_level = options->log ? options->log_level : RP_LOG_ERROR;
+    np->settings.log_categories = RP_LOG_CAT_ALL;
+  }
+
+  /* Scores first: they order the checks. */
+  rp_scores_key(np->kind, options->score_type, np->score_key,
+                sizeof(np->score_key));
+  if (cfg->scores_file) {
+    if ((rv = net_strdup(mem, &np->scores_file, cfg->scores_file)) != 0) {
+      goto fail_early;
+    }
+    rv = rp_scores_load(&np->scores, np->scores_file, np->score_key, msg,
+                        sizeof(msg));
+    if (rv == RP_ERR_NOMEM) {
+      goto fail_early;
+    }
+    if (rv == RP_ERR_NOT_FOUND) {
+      rp_net_log(np, RP_LOG_INFO, "ev=scores_missing file=%s", np->scores_file);
+    } else if (rv != 0) {
+      rp_net_log(np, RP_LOG_WARN, "ev=scores_ignored why=\"%s\"", msg);
+    }
+  }
+
+  pretest = cfg->pretest_domain ? cfg->pretest_domain
+                                : RP_CONFIG_DEFAULT_PRETEST_DOMAIN;
+  np->pretest_on = options->check_build != NULL || pretest[0] != '\0';
+  if (!options->check_build && pretest[0] &&
+      rp_dns_name_from_text(&np->pretest_name, pretest) != 0) {
+    snprintf(err, errlen, "pretest_domain: bad name (%s)", pretest);
+    rv = RP_ERR_CONFIG;
+    goto fail_early;
+  }
+
+  if ((cfg->tls_ca && net_strdup(mem, &np->tls_ca, cfg->tls_ca) != 0) ||
+      (cfg->tls_name && net_strdup(mem, &np->tls_name, cfg->tls_name) != 0)) {
+    rv = RP_ERR_NOMEM;
+    goto fail_early;
+  }
+  rv = net_setup_upstreams(np, cfg, err, errlen);
+  if (rv != 0) {
+    goto fail_early;
+  }
+  np->rxbuf = mem->malloc(RP_NET_RXBUF_LEN, mem->user_data);
+  np->slots =
+      mem->calloc(RP_NET_SEND_SLOTS, sizeof(*np->slots), mem->user_data);
+  np->clients =
+      mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->clients), mem->user_data);
+  np->client_gen = mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->client_gen),
+                               mem->user_data);
+  if (!np->rxbuf || !np->slots || !np->clients || !np->client_gen) {
+    rv = RP_ERR_NOMEM;
+    goto fail_early;
+  }
+  for (i = 0; i < RP_NET_SEND_SLOTS; ++i) {
+    np->slots[i].np = np;
+    np->slots[i].next = i + 1 < RP_NET_SEND_SLOTS ? &np->slots[i + 1] : NULL;
+  }
+  np->free_slots = &np->slots[0];
+
+  rv = rp_pool_new(&np->core, &np->settings, &cbs, mem, np);
+  if (rv != 0) {
+    snprintf(err, errlen, "cannot create the pool: %s", rp_strerror(rv));
+    goto fail_early;
+  }
+
+  if (cfg->has_listen) {
+    listen = cfg->listen;
+  } else {
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    memset(&listen, 0, sizeof(listen));
+    memcpy(&listen, &sin, sizeof(sin));
+  }
+
+  /* From here on handles exist: failures close them through stop. */
+  uv_udp_init_ex(loop, &np->lis_udp, AF_UNSPEC | UV_UDP_RECVMMSG);
+  uv_tcp_init(loop, &np->lis_tcp);
+  uv_timer_init(loop, &np->timer);
+  uv_timer_init(loop, &np->check_timer);
+  np->lis_udp.data = np->lis_tcp.data = np;
+  np->timer.data = np->check_timer.data = np;
+  np->nhandles = 4;
+
+  rv = net_bind(np, &listen, err, errlen);
+  if (rv != 0) {
+    /* Do not touch the scores file for a pool that never ran. */
+    mem->free(np->scores_file, mem->user_data);
+    np->scores_file = NULL;
+    rp_net_pool_stop(np, NULL, NULL);
+    return rv;
+  }
+
+  np->next_recheck = rp_net_now() + np->recheck_interval;
+  uv_timer_start(&np->check_timer, net_check_timer_cb, RP_NET_CHECK_TICK_MS,
+                 RP_NET_CHECK_TICK_MS);
+  *pnp = np;
+  net_check_more(np, rp_net_now());
+  return 0;
+
+fail_early:
+  net_free(np);
+  return rv;
+}
+
+int rp_net_pool_get_address(const rp_net_pool *np,
+                            struct sockaddr_storage *addr, socklen_t *plen) {
+  *addr = np->lis_addr;
+  *plen = np->lis_addrlen;
+  return 0;
+}
+
+void rp_net_pool_format_address(const rp_net_pool *np, char *out, size_t cap) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (np->lis_addr.ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&np->lis_addr;
+    inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+    snprintf(out, cap, "[%s]:%u", host, ntohs(s6->sin6_port));
+  } else {
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)&np->lis_addr;
+    inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+    snprintf(out, cap, "%s:%u", host, ntohs(s4->sin_port));
+  }
+}
+
+rp_pool *rp_net_pool_get_core(rp_net_pool *np) { return np->core; }
+
+size_t rp_net_pool_resolver_count(const rp_net_pool *np) { return np->nups; }
+
+int rp_net_pool_get_resolver(const rp_net_pool *np, size_t i,
+                             rp_net_resolver_info *info, rp_tstamp now) {
+  const rp_net_upstream *up;
+  if (i >= np->nups) {
+    return RP_ERR_NOT_FOUND;
+  }
+  up = &np->ups[i];
+  *info = (rp_net_resolver_info){.name = up->name,
+                                 .check = up->check,
+                                 .resolver_id = up->resolver_id,
+                                 .saved_score = up->saved_score};
+  if (up->check == RP_NET_CHECK_PASSED &&
+      rp_pool_get_resolver_stats(np->core, up->resolver_id, &info->stats,
+                                 now) == 0) {
+    info->has_stats = 1;
+  }
+  return 0;
+}
+
+void rp_net_pool_get_counters(const rp_net_pool *np,
+                              rp_net_counters *counters) {
+  *counters = np->counters;
+}

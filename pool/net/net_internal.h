@@ -1,0 +1,260 @@
+/*
+ * net_internal.h: what the runtime's modules share (not installed).
+ *
+ * rp_net_pool owns the listener, the upstreams, the timers and the core.
+ * Each configured resolver is an rp_net_upstream driven by a transport
+ * (rp_net_transport, a vtable): UDP (with a TCP companion for truncated
+ * answers) and TCP here; DoT and DoH (issue 5) implement the same three
+ * functions and report back through rp_net_upstream_on_answer and
+ * rp_net_upstream_on_error, so the core only knows "datagram" or
+ * "stream".
+ */
+#ifndef RP_NET_INTERNAL_H
+#define RP_NET_INTERNAL_H
+
+#include "respool_net.h"
+#include "dns.h"
+#include "scores.h"
+#include "stream.h"
+
+#include <uv.h>
+
+/* RP_NET_DGRAM_MAX is the largest UDP payload. */
+#define RP_NET_DGRAM_MAX 65536u
+/* RP_NET_MMSG_CHUNKS is how many datagrams one recvmmsg(2) reads (libuv
+   UV_UDP_RECVMMSG cuts the buffer into RP_NET_DGRAM_MAX chunks). */
+#define RP_NET_MMSG_CHUNKS 16u
+/* RP_NET_RXBUF_LEN is the shared datagram receive buffer. One buffer
+   serves every socket because libuv hands each batch to its callback
+   before reading the next, and no callback reads a socket. */
+#define RP_NET_RXBUF_LEN (RP_NET_DGRAM_MAX * RP_NET_MMSG_CHUNKS)
+/* RP_NET_SEND_SLOTS and RP_NET_SEND_SLOT_LEN size the preallocated
+   buffers used when a datagram cannot be sent at once (EAGAIN): 256
+   slots of 4 KiB cover a burst without allocating per query. */
+#define RP_NET_SEND_SLOTS 256u
+#define RP_NET_SEND_SLOT_LEN 4096u
+/* RP_NET_MAX_TCP_CLIENTS bounds the listener's TCP connections. */
+#define RP_NET_MAX_TCP_CLIENTS 1024u
+/* RP_NET_ERRQ_LEN bounds the errors raised inside a core callback and
+   reported right after it returns (the core is not re-entered). */
+#define RP_NET_ERRQ_LEN 1024u
+/* RP_NET_CHECK_TICK_MS is how often running checks are timed out. */
+#define RP_NET_CHECK_TICK_MS 100u
+/* RP_NET_CHECK_TIMEOUT is how long a start-up check waits. */
+#define RP_NET_CHECK_TIMEOUT (2 * RP_SECONDS)
+/* RP_NET_RECHECK_INTERVAL: when fewer than want resolvers work, the
+   next candidates are checked this often (DESIGN.md section 5). */
+#define RP_NET_RECHECK_INTERVAL (15 * RP_SECONDS)
+/* RP_NET_TCP_BACKOFF_MIN and _MAX bound the wait before an upstream TCP
+   connection is tried again after a failure; it doubles each time. */
+#define RP_NET_TCP_BACKOFF_MIN (100 * RP_MILLISECONDS)
+#define RP_NET_TCP_BACKOFF_MAX (10 * RP_SECONDS)
+/* RP_NET_IDMAP_LEN is a bitmap of the 65536 DNS IDs, bytes. */
+#define RP_NET_IDMAP_LEN (65536u / 8u)
+/* RP_NET_SCORE_CHECK_FAILED is added to the saved score of a resolver
+   that failed its check (and never worked) in this run. */
+#define RP_NET_SCORE_CHECK_FAILED (-2)
+/* RP_NET_SOCKBUF_LEN is the kernel buffer asked for the listener's UDP
+   socket, bytes: bursts of client queries must not be dropped. */
+#define RP_NET_SOCKBUF_LEN (4 * 1024 * 1024)
+/* RP_NET_LISTEN_BACKLOG is the TCP listen backlog. */
+#define RP_NET_LISTEN_BACKLOG 128
+/* RP_NET_BIND_TRIES is how many free UDP ports are tried for one whose
+   TCP twin is also free. */
+#define RP_NET_BIND_TRIES 20
+
+typedef struct rp_net_upstream rp_net_upstream;
+
+/* States of rp_net_upstream.udp_open: never opened, open, or failed to
+   open (the handle is closing and is never initialised again). */
+#define RP_NET_UDP_NONE 0
+#define RP_NET_UDP_OPEN 1
+#define RP_NET_UDP_FAILED 2
+
+/* rp_net_transport is one way of reaching a resolver. */
+typedef struct rp_net_transport {
+  /* name is for logs ("udp", "tcp"). */
+  const char *name;
+  /* resolver_flags are the RP_RESOLVER_* flags given to the core. */
+  uint32_t resolver_flags;
+  /* open prepares |up| (sockets may open lazily). Returns 0 or an
+     RP_ERR_*. */
+  int (*open)(rp_net_upstream *up);
+  /* send sends |len| bytes (ID already |upstream_id|) with RP_SEND_*
+     |flags|. A failure is reported with rp_net_upstream_on_error (now or
+     later); the return value is 0 or a fatal error. */
+  int (*send)(rp_net_upstream *up, const uint8_t *data, size_t len,
+              uint16_t upstream_id, uint32_t flags, rp_tstamp now);
+  /* close closes every handle of |up|; each closed handle calls
+     rp_net_handle_closed. */
+  void (*close)(rp_net_upstream *up);
+} rp_net_transport;
+
+extern const rp_net_transport rp_net_transport_udp;
+extern const rp_net_transport rp_net_transport_tcp;
+
+struct rp_net_upstream {
+  rp_net_pool *np;
+  const rp_net_transport *ops;
+  /* index is the position in the configuration. */
+  size_t index;
+  /* name is the URL as configured (owned). */
+  char *name;
+  rp_scheme scheme;
+  /* addr is the resolver's address when the URL holds an IP literal
+     (always for UDP and TCP); has_addr says whether it is set. */
+  struct sockaddr_storage addr;
+  int has_addr;
+  /* host, tls_name and path are copies of the URL's parts for DoT and
+     DoH (owned; NULL for UDP and TCP); port is in host order. */
+  char *host;
+  char *tls_name;
+  char *path;
+  uint16_t port;
+  rp_net_check_state check;
+  /* resolver_id is the core's id once PASSED. */
+  uint32_t resolver_id;
+  int saved_score;
+  /* is_open is 1 after ops->open succeeded. */
+  int is_open;
+  /* check_id and check_deadline describe the running check. */
+  uint16_t check_id;
+  rp_tstamp check_deadline;
+  /* udp is the connected datagram socket; udp_open is RP_NET_UDP_*. */
+  uv_udp_t udp;
+  int udp_open;
+  /* tcp is the TCP connection (tcp:// or the companion of a UDP
+     resolver); tcp_ids marks the IDs in flight on it. */
+  rp_net_stream tcp;
+  uint8_t *tcp_ids;
+  rp_duration tcp_backoff;
+  rp_tstamp tcp_retry_at;
+  /* transport_data is free for other transports (DoT, DoH). */
+  void *transport_data;
+};
+
+/* rp_net_send_slot is a preallocated datagram being sent. */
+typedef struct rp_net_send_slot {
+  uv_udp_send_t req;
+  rp_net_pool *np;
+  struct rp_net_send_slot *next;
+  uint8_t buf[RP_NET_SEND_SLOT_LEN];
+} rp_net_send_slot;
+
+/* rp_net_client_conn is one TCP client connection of the listener. */
+typedef struct rp_net_client_conn {
+  rp_net_stream s;
+  rp_net_pool *np;
+  /* id is (generation << 32 | slot), handed to the core in
+     rp_client.id; 0 is never used (it marks UDP clients). */
+  uint64_t id;
+  uint32_t slot;
+} rp_net_client_conn;
+
+/* rp_net_err is an error waiting to be reported to the core. */
+typedef struct rp_net_err {
+  uint32_t resolver_id;
+  uint32_t upstream_id;
+  rp_outcome outcome;
+} rp_net_err;
+
+struct rp_net_pool {
+  uv_loop_t *loop;
+  const rp_mem *mem;
+  rp_net_options opts;
+  rp_kind kind;
+  rp_settings settings;
+  rp_pool *core;
+  /* Listener. */
+  uv_udp_t lis_udp;
+  uv_tcp_t lis_tcp;
+  struct sockaddr_storage lis_addr;
+  socklen_t lis_addrlen;
+  /* timer runs rp_pool_handle_expiry; armed is its expiry or UNSET. */
+  uv_timer_t timer;
+  rp_tstamp armed;
+  /* check_timer times out checks and starts re-checks. */
+  uv_timer_t check_timer;
+  /* Upstreams in configuration order; order[] is the check order (best
+     saved score first). */
+  rp_net_upstream *ups;
+  size_t nups;
+  size_t *order;
+  size_t check_cursor;
+  size_t nchecking;
+  size_t npassed;
+  rp_tstamp next_recheck;
+  rp_duration check_timeout;
+  rp_duration recheck_interval;
+  int pretest_on;
+  rp_dns_name pretest_name;
+  uint32_t want;
+  uint32_t concurrency;
+  /* rxbuf is the shared datagram receive buffer. */
+  uint8_t *rxbuf;
+  /* Send slots and their free list. */
+  rp_net_send_slot *slots;
+  rp_net_send_slot *free_slots;
+  /* TCP clients by slot, with the generation of each slot. */
+  rp_net_client_conn **clients;
+  uint32_t *client_gen;
+  /* Errors to report after the current core call. */
+  rp_net_err errq[RP_NET_ERRQ_LEN];
+  size_t errq_head, errq_len;
+  int in_core;
+  /* now is the time read by the callback that entered the core, passed
+     to transports from inside core callbacks. */
+  rp_tstamp now;
+  /* in_check_more guards net_check_more against re-entry. */
+  int in_check_more;
+  /* scratch_msg parses client queries (too big for the stack). */
+  rp_dns_msg scratch_msg;
+  rp_net_counters counters;
+  /* tls_ca and tls_name are the config's TLS settings for DoT and DoH
+     (owned, NULL when not given). */
+  char *tls_ca;
+  char *tls_name;
+  /* Scores. */
+  char *scores_file;
+  char score_key[RP_SCORES_KEYLEN];
+  rp_scores scores;
+  /* Shutdown. */
+  int stopping;
+  size_t nhandles;
+  rp_net_pool_closed_cb closed_cb;
+  void *closed_ud;
+};
+
+/* rp_net_upstream_on_answer hands an answer read from |up| to the check
+   or the core. |flags| is a mask of RP_ANSWER_*. */
+void rp_net_upstream_on_answer(rp_net_upstream *up, const uint8_t *data,
+                               size_t len, uint32_t flags, rp_tstamp now);
+
+/* rp_net_upstream_on_error reports that |upstream_id| (or
+   RP_UPSTREAM_ID_ALL) at |up| failed with |outcome|. Safe to call from
+   inside a core callback (it is then queued). */
+void rp_net_upstream_on_error(rp_net_upstream *up, uint32_t upstream_id,
+                              rp_outcome outcome, rp_tstamp now);
+
+/* rp_net_handle_opened and rp_net_handle_closed count the pool's open
+   handles; the pool finishes stopping when the count reaches 0. */
+void rp_net_handle_opened(rp_net_pool *np);
+void rp_net_handle_closed(rp_net_pool *np);
+
+/* rp_net_udp_send sends |len| bytes on |udp| to |addr| (NULL when
+   connected): uv_udp_try_send, else a send slot. Returns 0 or an
+   RP_ERR_* (counted as a send failure). */
+int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
+                    size_t len, const struct sockaddr *addr);
+
+/* rp_net_log formats a line and passes it to options.log. */
+void rp_net_log(rp_net_pool *np, rp_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* rp_net_now returns uv_hrtime() as an rp_tstamp. */
+rp_tstamp rp_net_now(void);
+
+#endif /* RP_NET_INTERNAL_H */

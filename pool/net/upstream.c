@@ -1,0 +1,282 @@
+/*
+ * upstream.c: the UDP and TCP transports.
+ *
+ * IMPLEMENTATION NOTES
+ * - UDP: one connected socket per resolver (uv_udp_connect), so the
+ *   kernel drops datagrams from any other source address or port; the
+ *   core then checks ID and question. Sends go out with uv_udp_try_send
+ *   and fall back to a preallocated slot on EAGAIN. A truncated answer
+ *   makes the core resend with RP_SEND_STREAM, which goes to a TCP
+ *   companion connection opened on first use and kept.
+ * - TCP (tcp:// and the companion): one kept connection, queries
+ *   pipelined, answers taken in any order (RFC 7766 6.2.1.1). A bitmap
+ *   of the IDs in flight lets a lost connection fail exactly the tries
+ *   it carried. A connection that fails to open is retried after a
+ *   backoff of 100 ms doubling to 10 s; sends meanwhile fail at once
+ *   (RP_OUTCOME_CONNECT_FAILED) so the core places them elsewhere.
+ * - ICMP port unreachable on a connected UDP socket shows up as a read
+ *   error. During the start-up check it fails the check at once; later
+ *   it is logged and otherwise ignored: the core's timeouts already
+ *   handle a resolver that does not answer.
+ */
+#include "net_internal.h"
+
+#include <string.h>
+
+static void upstream_handle_closed_cb(uv_handle_t *h) {
+  rp_net_upstream *up = h->data;
+  rp_net_handle_closed(up->np);
+}
+
+/* ------------------------------------------------------------------ */
+/* TCP (shared by tcp:// and the UDP resolver's companion)              */
+/* ------------------------------------------------------------------ */
+
+static void tcp_fail_inflight(rp_net_upstream *up, rp_tstamp now) {
+  size_t i;
+  if (!up->tcp_ids) {
+    return;
+  }
+  if (up->ops == &rp_net_transport_tcp) {
+    memset(up->tcp_ids, 0, RP_NET_IDMAP_LEN);
+    rp_net_upstream_on_error(up, RP_UPSTREAM_ID_ALL, RP_OUTCOME_CONNECT_FAILED,
+                             now);
+    return;
+  }
+  for (i = 0; i < RP_NET_IDMAP_LEN; ++i) {
+    uint8_t b = up->tcp_ids[i];
+    unsigned bit;
+    if (!b) {
+      continue;
+    }
+    up->tcp_ids[i] = 0;
+    for (bit = 0; bit < 8; ++bit) {
+      if (b & (1u << bit)) {
+        rp_net_upstream_on_error(up, (uint32_t)(i * 8 + bit),
+                                 RP_OUTCOME_CONNECT_FAILED, now);
+      }
+    }
+  }
+}
+
+static void tcp_on_message(rp_net_stream *s, const uint8_t *msg, size_t len,
+                           rp_tstamp now) {
+  rp_net_upstream *up = s->user_data;
+  if (len >= 2 && up->tcp_ids) {
+    uint16_t id = rp_dns_get_id(msg);
+    up->tcp_ids[id >> 3] &= (uint8_t) ~(1u << (id & 7u));
+  }
+  up->tcp_backoff = 0;
+  rp_net_upstream_on_answer(up, msg, len, RP_ANSWER_STREAM, now);
+}
+
+static void tcp_on_connect(rp_net_stream *s, int uverr) {
+  rp_net_upstream *up = s->user_data;
+  rp_net_pool *np = up->np;
+  rp_tstamp now = rp_net_now();
+  if (uverr == 0) {
+    ++np->counters.tcp_connects;
+    rp_net_log(np, RP_LOG_DEBUG, "ev=tcp_connected res=%s", up->name);
+    return;
+  }
+  ++np->counters.tcp_connect_failures;
+  up->tcp_backoff =
+      up->tcp_backoff ? up->tcp_backoff * 2 : RP_NET_TCP_BACKOFF_MIN;
+  if (up->tcp_backoff > RP_NET_TCP_BACKOFF_MAX) {
+    up->tcp_backoff = RP_NET_TCP_BACKOFF_MAX;
+  }
+  up->tcp_retry_at = now + up->tcp_backoff;
+  rp_net_log(np, RP_LOG_INFO,
+             "ev=tcp_connect_failed res=%s err=%s backoff_ms=%llu", up->name,
+             uv_err_name(uverr),
+             (unsigned long long)(up->tcp_backoff / RP_MILLISECONDS));
+  tcp_fail_inflight(up, now);
+}
+
+static void tcp_on_end(rp_net_stream *s, int uverr) {
+  rp_net_upstream *up = s->user_data;
+  rp_net_log(up->np, RP_LOG_DEBUG, "ev=tcp_closed res=%s err=%s", up->name,
+             uv_err_name(uverr));
+  tcp_fail_inflight(up, rp_net_now());
+}
+
+static void tcp_on_closed(rp_net_stream *s) {
+  rp_net_upstream *up = s->user_data;
+  rp_net_handle_closed(up->np);
+}
+
+static const rp_net_stream_callbacks tcp_stream_cb = {
+    .on_message = tcp_on_message,
+    .on_connect = tcp_on_connect,
+    .on_end = tcp_on_end,
+    .on_closed = tcp_on_closed,
+};
+
+/* tcp_send sends over |up|'s TCP connection, connecting if needed. */
+static int tcp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
+                    uint16_t upstream_id, rp_tstamp now) {
+  rp_net_pool *np = up->np;
+  int rv;
+  if (!up->tcp_ids) {
+    up->tcp_ids = np->mem->calloc(1, RP_NET_IDMAP_LEN, np->mem->user_data);
+    if (!up->tcp_ids) {
+      ++np->counters.send_failures;
+      rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
+      return 0;
+    }
+  }
+  if (up->tcp.state == RP_NET_STREAM_CLOSED) {
+    if (up->tcp_retry_at != RP_TSTAMP_UNSET && now < up->tcp_retry_at) {
+      rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_CONNECT_FAILED, now);
+      return 0;
+    }
+    rp_net_stream_init(&up->tcp, &tcp_stream_cb, np->mem, up);
+    rv = rp_net_stream_connect(&up->tcp, np->loop,
+                               (const struct sockaddr *)&up->addr);
+    if (up->tcp.state != RP_NET_STREAM_CLOSED) {
+      rp_net_handle_opened(np);
+    }
+    if (rv != 0) {
+      ++np->counters.tcp_connect_failures;
+      up->tcp_retry_at = now + RP_NET_TCP_BACKOFF_MIN;
+      rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_CONNECT_FAILED, now);
+      return 0;
+    }
+  }
+  rv = rp_net_stream_write(&up->tcp, data, len);
+  if (rv != 0) {
+    /* CLOSING (the old connection is going) or full: fail this one. */
+    ++np->counters.send_failures;
+    rp_net_upstream_on_error(up, upstream_id,
+                             up->tcp.state == RP_NET_STREAM_CLOSING
+                                 ? RP_OUTCOME_CONNECT_FAILED
+                                 : RP_OUTCOME_SEND_FAILED,
+                             now);
+    return 0;
+  }
+  up->tcp_ids[upstream_id >> 3] |= (uint8_t)(1u << (upstream_id & 7u));
+  return 0;
+}
+
+static void tcp_close(rp_net_upstream *up) { rp_net_stream_close(&up->tcp); }
+
+/* ------------------------------------------------------------------ */
+/* UDP                                                                  */
+/* ------------------------------------------------------------------ */
+
+static void udp_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  rp_net_upstream *up = h->data;
+  (void)suggested;
+  buf->base = (char *)up->np->rxbuf;
+  buf->len = RP_NET_RXBUF_LEN;
+}
+
+static void udp_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
+                        const struct sockaddr *addr, unsigned flags) {
+  rp_net_upstream *up = h->data;
+  (void)addr;
+  if (nread < 0) {
+    rp_net_log(up->np, RP_LOG_DEBUG, "ev=udp_error res=%s err=%s", up->name,
+               uv_err_name((int)nread));
+    if (up->check == RP_NET_CHECK_RUNNING) {
+      /* Port unreachable during the check: no need to wait it out. */
+      rp_net_upstream_on_error(up, up->check_id, RP_OUTCOME_CONNECT_FAILED,
+                               rp_net_now());
+    }
+    return;
+  }
+  if (nread == 0 || (flags & UV_UDP_PARTIAL)) {
+    return;
+  }
+  rp_net_upstream_on_answer(up, (const uint8_t *)buf->base, (size_t)nread, 0,
+                            rp_net_now());
+}
+
+static int udp_open(rp_net_upstream *up) {
+  rp_net_pool *np = up->np;
+  int rv;
+  if (up->udp_open == RP_NET_UDP_OPEN) {
+    return 0;
+  }
+  if (up->udp_open == RP_NET_UDP_FAILED) {
+    /* The handle is closing or closed; libuv handles are not reused. */
+    return RP_ERR_IO;
+  }
+  rv = uv_udp_init_ex(np->loop, &up->udp,
+                      (unsigned)up->addr.ss_family | UV_UDP_RECVMMSG);
+  if (rv != 0) {
+    return rp_net_err_from_uv(rv);
+  }
+  up->udp.data = up;
+  up->udp_open = RP_NET_UDP_OPEN;
+  rp_net_handle_opened(np);
+  rv = uv_udp_connect(&up->udp, (const struct sockaddr *)&up->addr);
+  if (rv == 0) {
+    rv = uv_udp_recv_start(&up->udp, udp_alloc_cb, udp_recv_cb);
+  }
+  if (rv != 0) {
+    rp_net_log(np, RP_LOG_WARN, "ev=udp_open_failed res=%s err=%s", up->name,
+               uv_err_name(rv));
+    uv_close((uv_handle_t *)&up->udp, upstream_handle_closed_cb);
+    up->udp_open = RP_NET_UDP_FAILED;
+    return rp_net_err_from_uv(rv);
+  }
+  return 0;
+}
+
+static int udp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
+                    uint16_t upstream_id, uint32_t flags, rp_tstamp now) {
+  int rv;
+  if (flags & RP_SEND_STREAM) {
+    return tcp_send(up, data, len, upstream_id, now);
+  }
+  if (up->udp_open != RP_NET_UDP_OPEN && udp_open(up) != 0) {
+    rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
+    return 0;
+  }
+  rv = rp_net_udp_send(up->np, &up->udp, data, len, NULL);
+  if (rv != 0) {
+    rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
+  }
+  return 0;
+}
+
+static void udp_close(rp_net_upstream *up) {
+  if (up->udp_open == RP_NET_UDP_OPEN &&
+      !uv_is_closing((uv_handle_t *)&up->udp)) {
+    uv_close((uv_handle_t *)&up->udp, upstream_handle_closed_cb);
+  }
+  tcp_close(up);
+}
+
+const rp_net_transport rp_net_transport_udp = {
+    .name = "udp",
+    .resolver_flags = RP_RESOLVER_TCP_FALLBACK,
+    .open = udp_open,
+    .send = udp_send,
+    .close = udp_close,
+};
+
+/* ------------------------------------------------------------------ */
+/* tcp://                                                               */
+/* ------------------------------------------------------------------ */
+
+static int tcp_open(rp_net_upstream *up) {
+  (void)up;
+  return 0;
+}
+
+static int tcp_transport_send(rp_net_upstream *up, const uint8_t *data,
+                              size_t len, uint16_t upstream_id, uint32_t flags,
+                              rp_tstamp now) {
+  (void)flags;
+  return tcp_send(up, data, len, upstream_id, now);
+}
+
+const rp_net_transport rp_net_transport_tcp = {
+    .name = "tcp",
+    .resolver_flags = RP_RESOLVER_STREAM,
+    .open = tcp_open,
+    .send = tcp_transport_send,
+    .close = tcp_close,
+};

@@ -1,0 +1,278 @@
+/*
+ * test_config.c: the smart_pool parser, good and bad configs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void *tmem_malloc(size_t size, void *ud) {
+  (void)ud;
+  return test_malloc(size);
+}
+static void tmem_free(void *p, void *ud) {
+  (void)ud;
+  test_free(p);
+}
+static void *tmem_calloc(size_t n, size_t s, void *ud) {
+  (void)ud;
+  return test_calloc(n, s);
+}
+static void *tmem_realloc(void *p, size_t s, void *ud) {
+  (void)ud;
+  return test_realloc(p, s);
+}
+static const rp_mem test_mem = {.malloc = tmem_malloc,
+                                .free = tmem_free,
+                                .calloc = tmem_calloc,
+                                .realloc = tmem_realloc};
+
+/* parse parses |json| into a fresh config, returning the result. */
+static int parse(rp_config *cfg, const char *json, char *err) {
+  rp_config_init(cfg, &test_mem);
+  err[0] = '\0';
+  return rp_config_parse_json(cfg, json, strlen(json), "pool.json", err,
+                              RP_CONFIG_ERRLEN);
+}
+
+static void test_config_true(void **state) {
+  rp_config cfg;
+  char err[RP_CONFIG_ERRLEN];
+  (void)state;
+  assert_int_equal(parse(&cfg, "true", err), 0);
+  assert_int_equal(cfg.enabled, 1);
+  assert_int_equal(cfg.deadline, RP_TSTAMP_UNSET);
+  assert_int_equal(cfg.wait_for_token, -1);
+  rp_config_free(&cfg);
+  assert_int_equal(parse(&cfg, "{\"smart_pool\": true, \"tag\": \"x\"}", err),
+                   0);
+  assert_int_equal(cfg.enabled, 1);
+  rp_config_free(&cfg);
+}
+
+static void test_config_full(void **state) {
+  rp_config cfg;
+  char err[RP_CONFIG_ERRLEN];
+  const char *json =
+      "{\"enabled\": true, \"load_balance\": \"lowest_latency\","
+      " \"deadline\": \"4s\", \"per_attempt\": \"300ms\","
+      " \"probe_interval\": \"1m\", \"down_after\": 5, \"duplicate\": 3,"
+      " \"wait_for_token\": true,"
+      " \"discovery\": {\"country\": \"IR\", \"sample_ranges\": 2,"
+      "   \"want\": 12, \"concurrency\": 50, \"pace\": \"20ms\"},"
+      " \"resolvers\": [\"8.8.8.8\", \"1.1.1.1:5353\", \"tcp://9.9.9.9:53\","
+      "   \"dot://1.1.1.1:853\", \"tls://dns.example@1.0.0.1\","
+      "   \"https://dns.google/dns-query\", \"auto\", \"[::1]:53\"],"
+      " \"kind\": \"masterdns\", \"listen\": \"127.0.0.1:5353\","
+      " \"scores_file\": \"/tmp/s.json\", \"pretest_domain\": \"a.b\","
+      " \"tls_ca\": \"/ca.pem\", \"tls_name\": \"n\"}";
+  const struct sockaddr_in *sin;
+  rp_settings settings = {0};
+  (void)state;
+  assert_int_equal(parse(&cfg, json, err), 0);
+  assert_int_equal(cfg.enabled, 1);
+  assert_int_equal(cfg.load_balance, RP_BALANCE_LOWEST_LATENCY);
+  assert_int_equal(cfg.deadline, 4 * RP_SECONDS);
+  assert_int_equal(cfg.per_attempt, 300 * RP_MILLISECONDS);
+  assert_int_equal(cfg.probe_interval, 60 * RP_SECONDS);
+  assert_int_equal(cfg.down_after, 5);
+  assert_int_equal(cfg.duplicate, 3);
+  assert_int_equal(cfg.wait_for_token, 1);
+  assert_string_equal(cfg.discovery.country, "IR");
+  assert_int_equal(cfg.discovery.sample_ranges, 2);
+  assert_int_equal(cfg.discovery.want, 12);
+  assert_int_equal(cfg.discovery.concurrency, 50);
+  assert_int_equal(cfg.discovery.pace, 20 * RP_MILLISECONDS);
+  assert_int_equal(cfg.nresolvers, 8);
+  assert_int_equal(cfg.resolvers[0].scheme, RP_SCHEME_UDP);
+  assert_int_equal(cfg.resolvers[0].port, 53);
+  assert_int_equal(cfg.resolvers[0].has_addr, 1);
+  assert_int_equal(cfg.resolvers[1].port, 5353);
+  assert_int_equal(cfg.resolvers[2].scheme, RP_SCHEME_TCP);
+  assert_string_equal(cfg.resolvers[2].host, "9.9.9.9");
+  assert_int_equal(cfg.resolvers[3].scheme, RP_SCHEME_DOT);
+  assert_int_equal(cfg.resolvers[3].port, 853);
+  assert_int_equal(cfg.resolvers[4].scheme, RP_SCHEME_DOT);
+  assert_string_equal(cfg.resolvers[4].tls_name, "dns.example");
+  assert_string_equal(cfg.resolvers[4].host, "1.0.0.1");
+  assert_int_equal(cfg.resolvers[5].scheme, RP_SCHEME_DOH);
+  assert_string_equal(cfg.resolvers[5].host, "dns.google");
+  assert_string_equal(cfg.resolvers[5].path, "/dns-query");
+  assert_int_equal(cfg.resolvers[5].port, 443);
+  assert_int_equal(cfg.resolvers[5].has_addr, 0);
+  assert_int_equal(cfg.resolvers[6].scheme, RP_SCHEME_AUTO);
+  assert_int_equal(cfg.resolvers[7].addr.ss_family, AF_INET6);
+  assert_int_equal(cfg.has_kind, 1);
+  assert_int_equal(cfg.kind, RP_KIND_MASTERDNS);
+  assert_int_equal(cfg.has_listen, 1);
+  sin = (const struct sockaddr_in *)&cfg.listen;
+  assert_int_equal(ntohs(sin->sin_port), 5353);
+  assert_string_equal(cfg.scores_file, "/tmp/s.json");
+  assert_string_equal(cfg.pretest_domain, "a.b");
+  assert_string_equal(cfg.tls_ca, "/ca.pem");
+  assert_string_equal(cfg.tls_name, "n");
+  rp_config_apply(&cfg, &settings);
+  assert_int_equal(settings.deadline, 4 * RP_SECONDS);
+  assert_int_equal(settings.duplicate, 3);
+  assert_int_equal(settings.wait_for_token, 1);
+  assert_int_equal(settings.load_balance, RP_BALANCE_LOWEST_LATENCY);
+  rp_config_free(&cfg);
+}
+
+static void test_config_outbound(void **state) {
+  rp_config cfg;
+  char err[RP_CONFIG_ERRLEN];
+  const char *json = "{\"type\": \"dnstt\", \"domain\": \"t.example.com\","
+                     " \"resolvers\": [\"8.8.8.8:53\"],"
+                     " \"smart_pool\": {\"enabled\": true}}";
+  rp_settings settings = {.deadline = 7, .down_after = 9};
+  (void)state;
+  assert_int_equal(parse(&cfg, json, err), 0);
+  assert_int_equal(cfg.kind, RP_KIND_DNSTT);
+  assert_int_equal(cfg.nresolvers, 1);
+  rp_config_apply(&cfg, &settings);
+  assert_int_equal(settings.deadline, 7);
+  assert_int_equal(settings.down_after, 9);
+  rp_config_free(&cfg);
+}
+
+/* expect_bad checks that |json| fails with a message holding every one of
+   the NULL-ended |needles|. */
+static void expect_bad(const char *json, const char *n1, const char *n2) {
+  rp_config cfg;
+  char err[RP_CONFIG_ERRLEN];
+  assert_int_equal(parse(&cfg, json, err), RP_ERR_CONFIG);
+  if (!strstr(err, "pool.json") || !strstr(err, n1) ||
+      (n2 && !strstr(err, n2))) {
+    fail_msg("error \"%s\" lacks \"%s\"/\"%s\"", err, n1, n2 ? n2 : "");
+  }
+  rp_config_free(&cfg);
+}
+
+static void test_config_bad(void **state) {
+  (void)state;
+  expect_bad("{\"enabeld\": true}", "enabeld", "unknown field");
+  expect_bad("{\"deadline\": \"5 parsecs\"}", "deadline", "5 parsecs");
+  expect_bad("{\"deadline\": \"-1s\"}", "deadline", "-1s");
+  expect_bad("{\"deadline\": \"0s\"}", "deadline", "0s");
+  expect_bad("{\"per_attempt\": true}", "per_attempt", "true");
+  expect_bad("{\"down_after\": 0}", "down_after", "0");
+  expect_bad("{\"down_after\": 2.5}", "down_after", "2.5");
+  expect_bad("{\"duplicate\": 99}", "duplicate", "99");
+  expect_bad("{\"load_balance\": \"fastest\"}", "load_balance", "fastest");
+  expect_bad("{\"resolvers\": [\"8.8.8.8\", \"1.2.3\"]}", "resolvers[1]",
+             "1.2.3");
+  expect_bad("{\"resolvers\": [\"8.8.8.8:99999\"]}", "resolvers[0]",
+             "bad port");
+  expect_bad("{\"resolvers\": [\"tcp://dns.google:53\"]}", "resolvers[0]",
+             "IP address");
+  expect_bad("{\"resolvers\": [\"ftp://1.1.1.1\"]}", "resolvers[0]",
+             "unknown scheme");
+  expect_bad("{\"resolvers\": [\"https://dns.google\"]}", "resolvers[0]",
+             "path");
+  expect_bad("{\"resolvers\": [\"1.1.1.1/x\"]}", "resolvers[0]", "path");
+  expect_bad("{\"resolvers\": [53]}", "resolvers[0]", "53");
+  expect_bad("{\"resolvers\": \"8.8.8.8\"}", "resolvers", "8.8.8.8");
+  expect_bad("{\"discovery\": {\"want\": 0}}", "discovery.want", "0");
+  expect_bad("{\"discovery\": {\"colour\": 1}}", "discovery.colour", "unknown");
+  expect_bad("{\"discovery\": {\"country\": \"Iran\"}}", "discovery.country",
+             "Iran");
+  expect_bad("{\"kind\": \"iodine\"}", "kind", "iodine");
+  expect_bad("{\"listen\": \"localhost:53\"}", "listen", "localhost");
+  expect_bad("{\"smart_pool\": {\"duplicate\": \"2\"}}", "smart_pool.duplicate",
+             "\"2\"");
+  expect_bad("{\"smart_pool\": 3}", "smart_pool", "3");
+  expect_bad("{\"enabled\": true,,}", "line 1", "JSON");
+  expect_bad("[1]", "expected true", NULL);
+}
+
+static void test_config_durations(void **state) {
+  rp_duration d;
+  (void)state;
+  assert_int_equal(rp_config_parse_duration("300ms", 0, &d), 0);
+  assert_int_equal(d, 300 * RP_MILLISECONDS);
+  assert_int_equal(rp_config_parse_duration("1.5s", 0, &d), 0);
+  assert_int_equal(d, 1500 * RP_MILLISECONDS);
+  assert_int_equal(rp_config_parse_duration("2m", 0, &d), 0);
+  assert_int_equal(d, 120 * RP_SECONDS);
+  assert_int_equal(rp_config_parse_duration("250us", 0, &d), 0);
+  assert_int_equal(d, 250 * RP_MICROSECONDS);
+  assert_int_equal(rp_config_parse_duration("0ms", 1, &d), 0);
+  assert_int_equal(rp_config_parse_duration("0ms", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("5", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("s", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("2d", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("99999999m", 0, &d), RP_ERR_CONFIG);
+}
+
+static void test_config_cli_resolver(void **state) {
+  rp_config cfg;
+  char err[RP_CONFIG_ERRLEN];
+  struct sockaddr_storage ss;
+  (void)state;
+  rp_config_init(&cfg, &test_mem);
+  assert_int_equal(rp_config_add_resolver(&cfg, "127.0.0.1:5300",
+                                          "command line", "-r", err,
+                                          sizeof(err)),
+                   0);
+  assert_int_equal(rp_config_add_resolver(&cfg, "nope", "command line", "-r",
+                                          err, sizeof(err)),
+                   RP_ERR_CONFIG);
+  assert_non_null(strstr(err, "command line: -r"));
+  assert_non_null(strstr(err, "nope"));
+  assert_int_equal(cfg.nresolvers, 1);
+  rp_config_free(&cfg);
+  assert_int_equal(rp_config_parse_listen(":0", &ss), 0);
+  assert_int_equal(rp_config_parse_listen("[::1]:53", &ss), 0);
+  assert_int_equal(ss.ss_family, AF_INET6);
+  assert_int_equal(rp_config_parse_listen("127.0.0.1:x", &ss), RP_ERR_CONFIG);
+}
+
+static void test_config_file(void **state) {
+  rp_config cfg;
+  char err[RP_CONFIG_ERRLEN];
+  char path[] = "/tmp/rp_test_config_XXXXXX";
+  int fd = mkstemp(path);
+  const char *json = "{\n  \"resolvers\": [\"1.1.1.1\",\n \"x.y\"]\n}\n";
+  (void)state;
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+  close(fd);
+  rp_config_init(&cfg, &test_mem);
+  assert_int_equal(rp_config_load_file(&cfg, path, err, sizeof(err)),
+                   RP_ERR_CONFIG);
+  assert_non_null(strstr(err, path));
+  assert_non_null(strstr(err, "resolvers[1]"));
+  assert_non_null(strstr(err, "x.y"));
+  rp_config_free(&cfg);
+  unlink(path);
+  rp_config_init(&cfg, &test_mem);
+  assert_int_equal(rp_config_load_file(&cfg, path, err, sizeof(err)),
+                   RP_ERR_IO);
+  assert_non_null(strstr(err, path));
+  rp_config_free(&cfg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_config_true),
+      cmocka_unit_test(test_config_full),
+      cmocka_unit_test(test_config_outbound),
+      cmocka_unit_test(test_config_bad),
+      cmocka_unit_test(test_config_durations),
+      cmocka_unit_test(test_config_cli_resolver),
+      cmocka_unit_test(test_config_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,759 @@
+/*
+ * test_net.c: the runtime on loopback against an in-process responder.
+ *
+ * Each case runs a uv loop holding a pool (rp_net_pool_start), a tiny
+ * responder (UDP and TCP on one 127.0.0.1 port) and clients, asserts the
+ * answers, stops the pool and checks that every handle closed
+ * (uv_loop_close() == 0). A guard timer fails a case that hangs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "respool_net.h"
+#include "dns.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* GUARD_MS fails a case still running after it. */
+#define GUARD_MS 8000
+/* MAX_PENDING is how many delayed answers the responder holds. */
+#define MAX_PENDING 64
+
+/* ---------------------------------------------------------------- */
+/* Responder                                                          */
+/* ---------------------------------------------------------------- */
+
+typedef struct pending_answer {
+  uint8_t buf[512];
+  size_t len;
+  struct sockaddr_storage to;
+  int used;
+} pending_answer;
+
+typedef struct responder {
+  uv_udp_t udp;
+  uv_tcp_t tcp;
+  uv_tcp_t conn;
+  int conn_open;
+  uv_timer_t delay_timer;
+  struct sockaddr_in addr;
+  /* truncate: UDP answers carry TC; TCP answers are NXDOMAIN. */
+  int truncate;
+  /* delay_ms holds UDP answers that long. */
+  unsigned delay_ms;
+  pending_answer pending[MAX_PENDING];
+  uint8_t rbuf[4096];
+  size_t rlen;
+  uint8_t wbuf[4096];
+  uv_write_t wreq;
+  int udp_queries, tcp_queries;
+} responder;
+
+static void make_answer(const uint8_t *q, size_t len, uint8_t *out,
+                        size_t *olen, int tc, int nxdomain) {
+  memcpy(out, q, len);
+  out[2] |= 0x80; /* QR */
+  if (tc) {
+    out[2] |= 0x02;
+  }
+  out[3] = (uint8_t)(0x80 | (nxdomain ? RP_DNS_RCODE_NXDOMAIN : 0));
+  *olen = len;
+}
+
+static void resp_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
+  static uint8_t buf[65536];
+  (void)h;
+  (void)s;
+  b->base = (char *)buf;
+  b->len = sizeof(buf);
+}
+
+static void resp_delay_cb(uv_timer_t *t) {
+  responder *r = t->data;
+  size_t i;
+  for (i = 0; i < MAX_PENDING; ++i) {
+    if (r->pending[i].used) {
+      uv_buf_t b =
+          uv_buf_init((char *)r->pending[i].buf, (unsigned)r->pending[i].len);
+      uv_udp_try_send(&r->udp, &b, 1,
+                      (const struct sockaddr *)&r->pending[i].to);
+      r->pending[i].used = 0;
+    }
+  }
+}
+
+static void resp_udp_recv(uv_udp_t *h, ssize_t n, const uv_buf_t *buf,
+                          const struct sockaddr *addr, unsigned flags) {
+  responder *r = h->data;
+  uint8_t out[512];
+  size_t olen;
+  (void)flags;
+  if (n < RP_DNS_HEADER_LEN || !addr || (size_t)n > sizeof(out)) {
+    return;
+  }
+  ++r->udp_queries;
+  make_answer((const uint8_t *)buf->base, (size_t)n, out, &olen, r->truncate,
+              0);
+  if (r->delay_ms) {
+    size_t i;
+    for (i = 0; i < MAX_PENDING; ++i) {
+      if (!r->pending[i].used) {
+        memcpy(r->pending[i].buf, out, olen);
+        r->pending[i].len = olen;
+        memcpy(&r->pending[i].to, addr, sizeof(struct sockaddr_in));
+        r->pending[i].used = 1;
+        break;
+      }
+    }
+    uv_timer_start(&r->delay_timer, resp_delay_cb, r->delay_ms, 0);
+    return;
+  }
+  {
+    uv_buf_t b = uv_buf_init((char *)out, (unsigned)olen);
+    uv_udp_try_send(&r->udp, &b, 1, addr);
+  }
+}
+
+static void resp_conn_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
+  responder *r = h->data;
+  (void)s;
+  b->base = (char *)r->rbuf + r->rlen;
+  b->len = sizeof(r->rbuf) - r->rlen;
+}
+
+static void resp_conn_read(uv_stream_t *h, ssize_t n, const uv_buf_t *buf) {
+  responder *r = h->data;
+  size_t off = 0, wlen = 0;
+  (void)buf;
+  if (n < 0) {
+    if (r->conn_open) {
+      uv_close((uv_handle_t *)&r->conn, NULL);
+      r->conn_open = 0;
+    }
+    return;
+  }
+  r->rlen += (size_t)n;
+  while (r->rlen - off >= 2) {
+    size_t mlen = (size_t)(r->rbuf[off] << 8 | r->rbuf[off + 1]);
+    size_t olen;
+    if (r->rlen - off < 2 + mlen || wlen + 2 + mlen > sizeof(r->wbuf)) {
+      break;
+    }
+    ++r->tcp_queries;
+    make_answer(r->rbuf + off + 2, mlen, r->wbuf + wlen + 2, &olen, 0,
+                r->truncate);
+    r->wbuf[wlen] = (uint8_t)(olen >> 8);
+    r->wbuf[wlen + 1] = (uint8_t)olen;
+    wlen += 2 + olen;
+    off += 2 + mlen;
+  }
+  memmove(r->rbuf, r->rbuf + off, r->rlen - off);
+  r->rlen -= off;
+  if (wlen) {
+    uv_buf_t b = uv_buf_init((char *)r->wbuf, (unsigned)wlen);
+    uv_try_write((uv_stream_t *)&r->conn, &b, 1);
+  }
+}
+
+static void resp_connection(uv_stream_t *server, int status) {
+  responder *r = server->data;
+  if (status < 0 || r->conn_open) {
+    return;
+  }
+  uv_tcp_init(server->loop, &r->conn);
+  r->conn.data = r;
+  r->conn_open = 1;
+  if (uv_accept(server, (uv_stream_t *)&r->conn) == 0) {
+    uv_read_start((uv_stream_t *)&r->conn, resp_conn_alloc, resp_conn_read);
+  }
+}
+
+static void resp_start_port(responder *r, uv_loop_t *loop, int port) {
+  int namelen = sizeof(r->addr), tries, rv = -1;
+  memset(r, 0, sizeof(*r));
+  assert_int_equal(uv_timer_init(loop, &r->delay_timer), 0);
+  r->delay_timer.data = r;
+  /* Port 0: a free UDP port whose TCP twin may be taken; try again on a
+     fresh pair of sockets (raw, so no libuv handle is re-initialised). */
+  for (tries = 0; tries < 20 && rv != 0; ++tries) {
+    int udp = socket(AF_INET, SOCK_DGRAM, 0);
+    int tcp = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    socklen_t alen = sizeof(r->addr);
+    uv_ip4_addr("127.0.0.1", port, &r->addr);
+    setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(udp, (const struct sockaddr *)&r->addr, sizeof(r->addr)) == 0 &&
+        getsockname(udp, (struct sockaddr *)&r->addr, &alen) == 0 &&
+        bind(tcp, (const struct sockaddr *)&r->addr, sizeof(r->addr)) == 0) {
+      assert_int_equal(uv_udp_init(loop, &r->udp), 0);
+      assert_int_equal(uv_tcp_init(loop, &r->tcp), 0);
+      assert_int_equal(uv_udp_open(&r->udp, udp), 0);
+      assert_int_equal(uv_tcp_open(&r->tcp, tcp), 0);
+      rv = 0;
+    } else {
+      close(udp);
+      close(tcp);
+    }
+  }
+  assert_int_equal(rv, 0);
+  r->udp.data = r->tcp.data = r;
+  uv_udp_getsockname(&r->udp, (struct sockaddr *)&r->addr, &namelen);
+  assert_int_equal(uv_listen((uv_stream_t *)&r->tcp, 8, resp_connection), 0);
+  assert_int_equal(uv_udp_recv_start(&r->udp, resp_alloc, resp_udp_recv), 0);
+}
+
+static void resp_start(responder *r, uv_loop_t *loop) {
+  resp_start_port(r, loop, 0);
+}
+
+static void resp_stop(responder *r) {
+  uv_close((uv_handle_t *)&r->udp, NULL);
+  uv_close((uv_handle_t *)&r->tcp, NULL);
+  uv_close((uv_handle_t *)&r->delay_timer, NULL);
+  if (r->conn_open) {
+    uv_close((uv_handle_t *)&r->conn, NULL);
+    r->conn_open = 0;
+  }
+}
+
+static void resp_spec(const responder *r, const char *scheme, char *out,
+                      size_t cap) {
+  snprintf(out, cap, "%s127.0.0.1:%u", scheme, ntohs(r->addr.sin_port));
+}
+
+/* ---------------------------------------------------------------- */
+/* Fixture                                                            */
+/* ---------------------------------------------------------------- */
+
+typedef struct fixture {
+  uv_loop_t loop;
+  uv_timer_t guard;
+  uv_timer_t step;
+  rp_net_pool *np;
+  int closed;
+  responder resp;
+  rp_config cfg;
+  struct sockaddr_storage pool_addr;
+  /* UDP client. */
+  uv_udp_t cudp;
+  int cudp_answers;
+  uint8_t last_rcode;
+  uint16_t last_id;
+  /* TCP client. */
+  uv_tcp_t ctcp;
+  uv_connect_t creq;
+  uint8_t crbuf[4096];
+  size_t crlen;
+  int ctcp_answers;
+  uint32_t ctcp_ids;
+  int phase;
+} fixture;
+
+static void guard_cb(uv_timer_t *t) {
+  (void)t;
+  fail_msg("test hung");
+}
+
+static void pool_closed(rp_net_pool *np, void *ud) {
+  fixture *f = ud;
+  (void)np;
+  f->closed = 1;
+  f->np = NULL;
+}
+
+static void fx_init(fixture *f) {
+  memset(f, 0, sizeof(*f));
+  assert_int_equal(uv_loop_init(&f->loop), 0);
+  uv_timer_init(&f->loop, &f->guard);
+  uv_timer_init(&f->loop, &f->step);
+  f->guard.data = f->step.data = f;
+  uv_timer_start(&f->guard, guard_cb, GUARD_MS, 0);
+  uv_unref((uv_handle_t *)&f->guard);
+  resp_start(&f->resp, &f->loop);
+  rp_config_init(&f->cfg, NULL);
+}
+
+static void fx_start_pool(fixture *f) {
+  rp_net_options opts = {.config = &f->cfg, .kind = RP_KIND_GENERIC};
+  char err[RP_CONFIG_ERRLEN];
+  socklen_t len;
+  int rv = rp_net_pool_start(&f->np, &f->loop, &opts, err, sizeof(err));
+  if (rv != 0) {
+    fail_msg("start: %s", err);
+  }
+  rp_net_pool_get_address(f->np, &f->pool_addr, &len);
+  assert_int_equal(f->pool_addr.ss_family, AF_INET);
+}
+
+static void fx_add(fixture *f, const char *scheme) {
+  char spec[64], err[RP_CONFIG_ERRLEN];
+  resp_spec(&f->resp, scheme, spec, sizeof(spec));
+  assert_int_equal(
+      rp_config_add_resolver(&f->cfg, spec, "test", "-r", err, sizeof(err)), 0);
+}
+
+static void fx_finish(fixture *f) {
+  if (f->np) {
+    rp_net_pool_stop(f->np, pool_closed, f);
+  }
+  resp_stop(&f->resp);
+  uv_close((uv_handle_t *)&f->guard, NULL);
+  uv_close((uv_handle_t *)&f->step, NULL);
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+  assert_int_equal(uv_loop_close(&f->loop), 0);
+  rp_config_free(&f->cfg);
+}
+
+static size_t build_query(uint8_t *buf, size_t cap, uint16_t id,
+                          const char *name, uint16_t edns) {
+  rp_dns_name n;
+  rp_ssize len;
+  assert_int_equal(rp_dns_name_from_text(&n, name), 0);
+  len = rp_dns_build_query(buf, cap, id, &n, RP_DNS_TYPE_A, edns);
+  assert_true(len > 0);
+  return (size_t)len;
+}
+
+/* pool_working runs the loop until the pool has |n| resolvers up. */
+static void wait_working(fixture *f, size_t n) {
+  rp_pool_stats st;
+  for (;;) {
+    rp_pool_get_stats(rp_net_pool_get_core(f->np), &st);
+    if (st.nup >= n) {
+      return;
+    }
+    uv_run(&f->loop, UV_RUN_ONCE);
+  }
+}
+
+/* ---------------------------------------------------------------- */
+/* Clients                                                            */
+/* ---------------------------------------------------------------- */
+
+static void cudp_recv(uv_udp_t *h, ssize_t n, const uv_buf_t *buf,
+                      const struct sockaddr *addr, unsigned flags) {
+  fixture *f = h->data;
+  (void)addr;
+  (void)flags;
+  if (n < RP_DNS_HEADER_LEN) {
+    return;
+  }
+  ++f->cudp_answers;
+  f->last_id = rp_dns_get_id((const uint8_t *)buf->base);
+  f->last_rcode = rp_dns_rcode((const uint8_t *)buf->base);
+}
+
+static void cudp_send(fixture *f, uint16_t id, uint16_t edns) {
+  uint8_t q[512];
+  size_t len = build_query(q, sizeof(q), id, "udp.example", edns);
+  uv_buf_t b = uv_buf_init((char *)q, (unsigned)len);
+  if (!uv_is_active((uv_handle_t *)&f->cudp)) {
+    struct sockaddr_in any;
+    uv_ip4_addr("127.0.0.1", 0, &any);
+    uv_udp_init(&f->loop, &f->cudp);
+    f->cudp.data = f;
+    uv_udp_bind(&f->cudp, (const struct sockaddr *)&any, 0);
+    uv_udp_recv_start(&f->cudp, resp_alloc, cudp_recv);
+  }
+  assert_int_equal(
+      uv_udp_try_send(&f->cudp, &b, 1, (const struct sockaddr *)&f->pool_addr),
+      (int)len);
+}
+
+static void ctcp_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
+  fixture *f = h->data;
+  (void)s;
+  b->base = (char *)f->crbuf + f->crlen;
+  b->len = sizeof(f->crbuf) - f->crlen;
+}
+
+static void ctcp_read(uv_stream_t *h, ssize_t n, const uv_buf_t *buf) {
+  fixture *f = h->data;
+  size_t off = 0;
+  (void)buf;
+  if (n < 0) {
+    return;
+  }
+  f->crlen += (size_t)n;
+  while (f->crlen - off >= 2) {
+    size_t mlen = (size_t)(f->crbuf[off] << 8 | f->crbuf[off + 1]);
+    if (f->crlen - off < 2 + mlen) {
+      break;
+    }
+    ++f->ctcp_answers;
+    f->ctcp_ids |= 1u << rp_dns_get_id(f->crbuf + off + 2);
+    off += 2 + mlen;
+  }
+  memmove(f->crbuf, f->crbuf + off, f->crlen - off);
+  f->crlen -= off;
+}
+
+static void ctcp_connected(uv_connect_t *req, int status) {
+  fixture *f = req->data;
+  uint8_t frames[1024];
+  size_t len = 0;
+  uint16_t id;
+  uv_buf_t b;
+  assert_int_equal(status, 0);
+  uv_read_start((uv_stream_t *)&f->ctcp, ctcp_alloc, ctcp_read);
+  for (id = 1; id <= 3; ++id) {
+    size_t q = build_query(frames + len + 2, sizeof(frames) - len - 2, id,
+                           "tcp.example", 0);
+    frames[len] = (uint8_t)(q >> 8);
+    frames[len + 1] = (uint8_t)q;
+    len += 2 + q;
+  }
+  b = uv_buf_init((char *)frames, (unsigned)len);
+  assert_int_equal(uv_try_write((uv_stream_t *)&f->ctcp, &b, 1), (int)len);
+}
+
+static void ctcp_connect(fixture *f) {
+  uv_tcp_init(&f->loop, &f->ctcp);
+  f->ctcp.data = f;
+  f->creq.data = f;
+  assert_int_equal(uv_tcp_connect(&f->creq, &f->ctcp,
+                                  (const struct sockaddr *)&f->pool_addr,
+                                  ctcp_connected),
+                   0);
+}
+
+/* ---------------------------------------------------------------- */
+/* Cases                                                              */
+/* ---------------------------------------------------------------- */
+
+static void test_net_udp_and_tcp_clients(void **state) {
+  fixture f;
+  rp_net_resolver_info info;
+  (void)state;
+  fx_init(&f);
+  fx_add(&f, "");
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+  assert_int_equal(rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime()), 0);
+  assert_int_equal(info.check, RP_NET_CHECK_PASSED);
+
+  cudp_send(&f, 0x1234, 0);
+  ctcp_connect(&f);
+  while (f.cudp_answers < 1 || f.ctcp_answers < 3) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(f.last_id, 0x1234);
+  assert_int_equal(f.last_rcode, RP_DNS_RCODE_NOERROR);
+  assert_int_equal(f.ctcp_ids, 0xe);
+  uv_close((uv_handle_t *)&f.cudp, NULL);
+  uv_close((uv_handle_t *)&f.ctcp, NULL);
+  fx_finish(&f);
+  assert_int_equal(f.closed, 1);
+}
+
+static void test_net_truncation(void **state) {
+  fixture f;
+  rp_net_counters c;
+  (void)state;
+  fx_init(&f);
+  f.resp.truncate = 1;
+  fx_add(&f, "");
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+  cudp_send(&f, 7, RP_DNS_EDNS_UDP_SIZE);
+  while (f.cudp_answers < 1) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  /* The responder marks its TCP answers NXDOMAIN: this one came over the
+     TCP companion after the truncated UDP answer. */
+  assert_int_equal(f.last_id, 7);
+  assert_int_equal(f.last_rcode, RP_DNS_RCODE_NXDOMAIN);
+  rp_net_pool_get_counters(f.np, &c);
+  assert_int_equal(c.tcp_connects, 1);
+  assert_true(f.resp.tcp_queries >= 1);
+  uv_close((uv_handle_t *)&f.cudp, NULL);
+  fx_finish(&f);
+}
+
+static void late_step(uv_timer_t *t) {
+  fixture *f = t->data;
+  if (f->phase == 0) {
+    /* The query is at the resolver: close the client connection. */
+    uv_close((uv_handle_t *)&f->ctcp, NULL);
+    f->phase = 1;
+    uv_timer_start(&f->step, late_step, 300, 0);
+  } else {
+    f->phase = 2;
+  }
+}
+
+static void test_net_late_tcp_answer(void **state) {
+  fixture f;
+  rp_net_counters c;
+  (void)state;
+  fx_init(&f);
+  fx_add(&f, "");
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+  f.resp.delay_ms = 150;
+  ctcp_connect(&f);
+  uv_timer_start(&f.step, late_step, 50, 0);
+  while (f.phase < 2) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(f.ctcp_answers, 0);
+  rp_net_pool_get_counters(f.np, &c);
+  assert_int_equal(c.tcp_queries, 3);
+  /* Each answer that came back found its connection gone (one may still
+     be in flight when the case ends on a slow machine). */
+  assert_in_range(c.dropped_late, 1, 3);
+  fx_finish(&f);
+}
+
+static void test_net_unsupported_and_dead(void **state) {
+  fixture f;
+  rp_net_options opts;
+  rp_net_resolver_info info;
+  rp_net_counters c;
+  char err[RP_CONFIG_ERRLEN];
+  rp_net_pool *np = NULL;
+  struct sockaddr_in dead;
+  uv_tcp_t probe;
+  int namelen = sizeof(dead);
+  (void)state;
+  fx_init(&f);
+
+  /* Only DoT: not supported yet, nothing starts. */
+  assert_int_equal(rp_config_add_resolver(&f.cfg, "dot://127.0.0.1:853", "test",
+                                          "-r", err, sizeof(err)),
+                   0);
+  opts = (rp_net_options){.config = &f.cfg};
+  assert_int_equal(rp_net_pool_start(&np, &f.loop, &opts, err, sizeof(err)),
+                   RP_ERR_CONFIG);
+  assert_non_null(strstr(err, "not supported yet"));
+  assert_null(np);
+
+  /* A tcp:// resolver on a closed port fails its check; the UDP one is
+     used; the DoT one is skipped. */
+  uv_tcp_init(&f.loop, &probe);
+  uv_ip4_addr("127.0.0.1", 0, &dead);
+  uv_tcp_bind(&probe, (const struct sockaddr *)&dead, 0);
+  uv_tcp_getsockname(&probe, (struct sockaddr *)&dead, &namelen);
+  uv_close((uv_handle_t *)&probe, NULL);
+  uv_run(&f.loop, UV_RUN_NOWAIT);
+  snprintf(err, sizeof(err), "tcp://127.0.0.1:%u", ntohs(dead.sin_port));
+  assert_int_equal(
+      rp_config_add_resolver(&f.cfg, err, "test", "-r", err, sizeof(err)), 0);
+  fx_add(&f, "");
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+  for (;;) {
+    rp_net_pool_get_resolver(f.np, 1, &info, uv_hrtime());
+    if (info.check == RP_NET_CHECK_FAILED) {
+      break;
+    }
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
+  assert_int_equal(info.check, RP_NET_CHECK_UNSUPPORTED);
+  rp_net_pool_get_resolver(f.np, 2, &info, uv_hrtime());
+  assert_int_equal(info.check, RP_NET_CHECK_PASSED);
+  rp_net_pool_get_counters(f.np, &c);
+  assert_int_equal(c.checks_failed, 1);
+  assert_int_equal(c.tcp_connect_failures, 1);
+  fx_finish(&f);
+}
+
+static void reconnect_step(uv_timer_t *t) {
+  fixture *f = t->data;
+  f->phase = 2;
+}
+
+static void test_net_tcp_reconnect(void **state) {
+  fixture f;
+  rp_net_counters c;
+  (void)state;
+  fx_init(&f);
+  fx_add(&f, "tcp://");
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+  cudp_send(&f, 21, 0);
+  while (f.cudp_answers < 1) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  /* The resolver drops the connection; the pool sees EOF, and the next
+     query opens a new connection. */
+  assert_true(f.resp.conn_open);
+  uv_close((uv_handle_t *)&f.resp.conn, NULL);
+  f.resp.conn_open = 0;
+  uv_timer_start(&f.step, reconnect_step, 50, 0);
+  while (f.phase < 2) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  cudp_send(&f, 22, 0);
+  while (f.cudp_answers < 2) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(f.last_id, 22);
+  rp_net_pool_get_counters(f.np, &c);
+  assert_int_equal(c.tcp_connects, 2);
+  assert_int_equal(f.resp.udp_queries, 0);
+  uv_close((uv_handle_t *)&f.cudp, NULL);
+  fx_finish(&f);
+}
+
+/* free_port returns a TCP port of 127.0.0.1 that nothing listens on. */
+static int free_port(uv_loop_t *loop) {
+  struct sockaddr_in a;
+  uv_tcp_t probe;
+  int namelen = sizeof(a);
+  uv_tcp_init(loop, &probe);
+  uv_ip4_addr("127.0.0.1", 0, &a);
+  uv_tcp_bind(&probe, (const struct sockaddr *)&a, 0);
+  uv_tcp_getsockname(&probe, (struct sockaddr *)&a, &namelen);
+  uv_close((uv_handle_t *)&probe, NULL);
+  uv_run(loop, UV_RUN_NOWAIT);
+  return ntohs(a.sin_port);
+}
+
+static void test_net_recheck(void **state) {
+  fixture f;
+  responder late;
+  rp_net_options opts;
+  rp_net_resolver_info info;
+  char spec[64], err[RP_CONFIG_ERRLEN];
+  int port;
+  (void)state;
+  fx_init(&f);
+  port = free_port(&f.loop);
+  snprintf(spec, sizeof(spec), "tcp://127.0.0.1:%d", port);
+  assert_int_equal(
+      rp_config_add_resolver(&f.cfg, spec, "test", "-r", err, sizeof(err)), 0);
+  opts = (rp_net_options){.config = &f.cfg,
+                          .recheck_interval = 300 * RP_MILLISECONDS};
+  assert_int_equal(rp_net_pool_start(&f.np, &f.loop, &opts, err, sizeof(err)),
+                   0);
+  for (;;) {
+    rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
+    if (info.check == RP_NET_CHECK_FAILED) {
+      break;
+    }
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  /* The resolver comes up: the next re-check (fewer than 10 work) adds
+     it, after the TCP backoff has passed. */
+  resp_start_port(&late, &f.loop, port);
+  for (;;) {
+    rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
+    if (info.check == RP_NET_CHECK_PASSED) {
+      break;
+    }
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_true(late.tcp_queries >= 1);
+  resp_stop(&late);
+  fx_finish(&f);
+}
+
+static rp_ssize check_build(uint8_t *buf, size_t cap, uint16_t id,
+                            void *user_data) {
+  int *calls = user_data;
+  ++calls[0];
+  return (rp_ssize)build_query(buf, cap, id, "check.tunnel.example", 0);
+}
+
+static int check_verify(const uint8_t *answer, size_t len, void *user_data) {
+  int *calls = user_data;
+  (void)answer;
+  (void)len;
+  ++calls[1];
+  return 0;
+}
+
+static void test_net_embedder_check(void **state) {
+  fixture f;
+  rp_net_options opts;
+  rp_net_resolver_info info;
+  char err[RP_CONFIG_ERRLEN];
+  int calls[2] = {0, 0};
+  (void)state;
+  fx_init(&f);
+  fx_add(&f, "");
+  opts = (rp_net_options){.config = &f.cfg,
+                          .check_build = check_build,
+                          .check_verify = check_verify,
+                          .user_data = calls};
+  assert_int_equal(rp_net_pool_start(&f.np, &f.loop, &opts, err, sizeof(err)),
+                   0);
+  for (;;) {
+    rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
+    if (info.check == RP_NET_CHECK_FAILED) {
+      break;
+    }
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(calls[0], 1);
+  assert_int_equal(calls[1], 1);
+  fx_finish(&f);
+}
+
+static void test_net_check_pauses_at_want(void **state) {
+  fixture f;
+  rp_net_resolver_info info;
+  size_t i, passed = 0, pending = 0;
+  (void)state;
+  fx_init(&f);
+  for (i = 0; i < RP_NET_CHECK_WANT + 2; ++i) {
+    fx_add(&f, "");
+  }
+  fx_start_pool(&f);
+  wait_working(&f, RP_NET_CHECK_WANT);
+  /* Let any straggling check finish. */
+  uv_timer_start(&f.step, late_step, 200, 0);
+  f.phase = 1;
+  while (f.phase < 2) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  for (i = 0; i < RP_NET_CHECK_WANT + 2; ++i) {
+    rp_net_pool_get_resolver(f.np, i, &info, uv_hrtime());
+    passed += info.check == RP_NET_CHECK_PASSED;
+    pending += info.check == RP_NET_CHECK_PENDING;
+  }
+  assert_int_equal(passed, RP_NET_CHECK_WANT);
+  assert_int_equal(pending, 2);
+  fx_finish(&f);
+}
+
+static void test_net_no_resolvers(void **state) {
+  rp_config cfg;
+  rp_net_options opts;
+  uv_loop_t loop;
+  rp_net_pool *np = NULL;
+  char err[RP_CONFIG_ERRLEN];
+  (void)state;
+  uv_loop_init(&loop);
+  rp_config_init(&cfg, NULL);
+  opts = (rp_net_options){.config = &cfg};
+  assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)),
+                   RP_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(err, "no resolvers"));
+  assert_int_equal(uv_loop_close(&loop), 0);
+  rp_config_free(&cfg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_net_udp_and_tcp_clients),
+      cmocka_unit_test(test_net_truncation),
+      cmocka_unit_test(test_net_late_tcp_answer),
+      cmocka_unit_test(test_net_unsupported_and_dead),
+      cmocka_unit_test(test_net_tcp_reconnect),
+      cmocka_unit_test(test_net_recheck),
+      cmocka_unit_test(test_net_embedder_check),
+      cmocka_unit_test(test_net_check_pauses_at_want),
+      cmocka_unit_test(test_net_no_resolvers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
