@@ -1,0 +1,293 @@
+/*
+ * fakeres.c: the `fakeres` command, loopback resolvers with behaviour
+ * profiles.
+ *
+ *   fakeres [-r SPEC]... (--upstream IP:PORT | --answer) [--bind IP]
+ *           [--upstream-timeout 2s] [--seed N] [--lifetime DUR] [--help]
+ *
+ * Prints one JSON line with every resolver's UDP and TCP address once all
+ * are listening; on SIGTERM or SIGINT (or when --lifetime runs out) it
+ * closes everything, prints one JSON line of per-resolver counts and
+ * exits 0.
+ */
+#include "fr_server.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+/* FR_MAX_RESOLVERS bounds -r options. */
+#define FR_MAX_RESOLVERS 1024
+/* FR_DEFAULT_UPSTREAM_TIMEOUT is --upstream-timeout's default. */
+#define FR_DEFAULT_UPSTREAM_TIMEOUT (2 * RP_SECONDS)
+/* FR_EXIT_USAGE is the exit status for a bad command line. */
+#define FR_EXIT_USAGE 2
+/* FR_PORT_MAX is the largest port. */
+#define FR_PORT_MAX 65535UL
+/* FR_PID_SHIFT moves the pid above the fast-changing clock bits when
+   seeding from both. */
+#define FR_PID_SHIFT 32
+/* FR_DECIMAL is the base of numbers on the command line. */
+#define FR_DECIMAL 10
+
+static const char usage[] =
+    "usage: fakeres [-r SPEC]... (--upstream IP:PORT | --answer)\n"
+    "               [--bind IP] [--upstream-timeout DUR] [--seed N]\n"
+    "               [--lifetime DUR] [--help]\n"
+    "\n"
+    "Runs loopback DNS resolvers with behaviour profiles, each on UDP and\n"
+    "TCP (RFC 7766 framing) at its own address.\n"
+    "\n"
+    "  -r, --resolver SPEC   add a resolver (repeatable; default: one\n"
+    "                        unlimited resolver). SPEC is comma-separated:\n"
+    "      name=r1           name in the JSON lines (default rN)\n"
+    "      rate=30           limit in queries/s (token bucket; 0 = none)\n"
+    "      burst=3           bucket depth in queries (default rate/10, >= 1)\n"
+    "      over=refuse       past the limit: refuse | servfail | drop\n"
+    "      latency=60ms      delay of every answer (us, ms, s, m)\n"
+    "      jitter=5ms        uniform spread: latency +- jitter\n"
+    "      loss=10%          exchanges lost (half before the resolver,\n"
+    "                        half after it)\n"
+    "      dead              answers nothing\n"
+    "      addr=127.0.0.2    listen address (default --bind)\n"
+    "      port=0            listen port, UDP and TCP (0 = a free one)\n"
+    "  --answer              answer every query: A 127.0.0.1, AAAA ::1, TXT\n"
+    "                        of the size the first label asks (s1000 or\n"
+    "                        size-1000; default: as much as fits)\n"
+    "  --upstream IP:PORT    forward each query there over UDP\n"
+    "  --upstream-timeout D  give up on the upstream after D (default 2s)\n"
+    "  --bind IP             default listen address (default 127.0.0.1)\n"
+    "  --seed N              seed of the loss and jitter draws\n"
+    "  --lifetime D          exit as on SIGTERM after D (default: never)\n"
+    "\n"
+    "Prints {\"resolvers\":[{\"name\",\"udp\",\"tcp\"}..]} when listening and\n"
+    "the per-resolver counts as one JSON line on SIGTERM/SIGINT.\n";
+
+/* fr_main is the program's state, for the signal callbacks. */
+typedef struct fr_main {
+  uv_loop_t loop;
+  fr_server *srv;
+  uv_signal_t sigterm, sigint;
+  uv_timer_t lifetime;
+  int lifetime_on;
+} fr_main;
+
+static void stop_all(fr_main *m) {
+  fr_server_close(m->srv);
+  uv_close((uv_handle_t *)&m->sigterm, NULL);
+  uv_close((uv_handle_t *)&m->sigint, NULL);
+  uv_close((uv_handle_t *)&m->lifetime, NULL);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  (void)signum;
+  stop_all(h->data);
+}
+
+static void on_lifetime(uv_timer_t *t) { stop_all(t->data); }
+
+/* parse_ip_port reads "a.b.c.d:port". Returns 0 or -1. */
+static int parse_ip_port(const char *text, struct sockaddr_in *out) {
+  char ip[INET_ADDRSTRLEN];
+  const char *colon = strrchr(text, ':');
+  char *end;
+  unsigned long port;
+  size_t n;
+
+  if (colon == NULL) {
+    return -1;
+  }
+  n = (size_t)(colon - text);
+  if (n == 0 || n >= sizeof(ip)) {
+    return -1;
+  }
+  memcpy(ip, text, n);
+  ip[n] = '\0';
+  port = strtoul(colon + 1, &end, FR_DECIMAL);
+  if (*(colon + 1) == '\0' || *end != '\0' || port == 0 || port > FR_PORT_MAX) {
+    return -1;
+  }
+  return uv_ip4_addr(ip, (int)port, out) == 0 ? 0 : -1;
+}
+
+/* opt_value returns the value of option |argv[*pi]| (the next word), or
+   NULL after printing an error. */
+static const char *opt_value(int argc, char **argv, int *pi) {
+  if (*pi + 1 >= argc) {
+    fprintf(stderr, "fakeres: %s needs a value\n", argv[*pi]);
+    return NULL;
+  }
+  ++*pi;
+  return argv[*pi];
+}
+
+int main(int argc, char **argv) {
+  static fr_spec specs[FR_MAX_RESOLVERS];
+  static fr_main m;
+  const char *spec_text[FR_MAX_RESOLVERS];
+  size_t nspecs = 0;
+  fr_server_config cfg = {
+      .mode = FR_MODE_ANSWER,
+      .upstream_timeout = FR_DEFAULT_UPSTREAM_TIMEOUT,
+      .seed = 0,
+  };
+  int have_mode = 0;
+  int seeded = 0;
+  const char *bind_ip = "127.0.0.1";
+  struct sockaddr_in bind_addr;
+  rp_duration lifetime = 0;
+  char err[FR_ERRBUF_LEN];
+  size_t i;
+  int rv;
+
+  for (i = 1; i < (size_t)argc; ++i) {
+    int ii = (int)i;
+    const char *a = argv[i];
+    const char *v;
+
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (strcmp(a, "-r") == 0 || strcmp(a, "--resolver") == 0) {
+      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+        return FR_EXIT_USAGE;
+      }
+      if (nspecs == FR_MAX_RESOLVERS) {
+        fprintf(stderr, "fakeres: at most %d resolvers\n", FR_MAX_RESOLVERS);
+        return FR_EXIT_USAGE;
+      }
+      spec_text[nspecs++] = v;
+    } else if (strcmp(a, "--answer") == 0) {
+      if (have_mode) {
+        fprintf(stderr, "fakeres: give one of --answer and --upstream\n");
+        return FR_EXIT_USAGE;
+      }
+      have_mode = 1;
+      cfg.mode = FR_MODE_ANSWER;
+    } else if (strcmp(a, "--upstream") == 0) {
+      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+        return FR_EXIT_USAGE;
+      }
+      if (have_mode) {
+        fprintf(stderr, "fakeres: give one of --answer and --upstream\n");
+        return FR_EXIT_USAGE;
+      }
+      if (parse_ip_port(v, &cfg.upstream) != 0) {
+        fprintf(stderr,
+                "fakeres: --upstream: bad address '%s' (want "
+                "IPv4:PORT)\n",
+                v);
+        return FR_EXIT_USAGE;
+      }
+      have_mode = 1;
+      cfg.mode = FR_MODE_UPSTREAM;
+    } else if (strcmp(a, "--upstream-timeout") == 0 ||
+               strcmp(a, "--lifetime") == 0) {
+      rp_duration d;
+      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+        return FR_EXIT_USAGE;
+      }
+      if (fr_parse_duration(v, &d) != 0 || d == 0) {
+        fprintf(stderr,
+                "fakeres: %s: bad duration '%s' (want 300ms, 2s, "
+                "1m)\n",
+                a, v);
+        return FR_EXIT_USAGE;
+      }
+      if (strcmp(a, "--lifetime") == 0) {
+        lifetime = d;
+      } else {
+        cfg.upstream_timeout = d;
+      }
+    } else if (strcmp(a, "--bind") == 0) {
+      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+        return FR_EXIT_USAGE;
+      }
+      bind_ip = v;
+    } else if (strcmp(a, "--seed") == 0) {
+      char *end;
+      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+        return FR_EXIT_USAGE;
+      }
+      cfg.seed = strtoull(v, &end, FR_DECIMAL);
+      if (*v == '\0' || *end != '\0') {
+        fprintf(stderr, "fakeres: --seed: bad number '%s'\n", v);
+        return FR_EXIT_USAGE;
+      }
+      seeded = 1;
+    } else {
+      fprintf(stderr, "fakeres: unknown option '%s'\n%s", a, usage);
+      return FR_EXIT_USAGE;
+    }
+    i = (size_t)ii;
+  }
+  if (!have_mode) {
+    fprintf(stderr, "fakeres: give --answer or --upstream IP:PORT\n%s", usage);
+    return FR_EXIT_USAGE;
+  }
+  if (uv_ip4_addr(bind_ip, 0, &bind_addr) != 0) {
+    fprintf(stderr, "fakeres: --bind: bad IPv4 address '%s'\n", bind_ip);
+    return FR_EXIT_USAGE;
+  }
+  if (nspecs == 0) {
+    spec_text[nspecs++] = "";
+  }
+  for (i = 0; i < nspecs; ++i) {
+    size_t j;
+    fr_spec_default(&specs[i]);
+    memcpy(specs[i].addr, &bind_addr.sin_addr, sizeof(specs[i].addr));
+    if (fr_spec_parse(&specs[i], spec_text[i], err, sizeof(err)) != 0) {
+      fprintf(stderr, "fakeres: -r '%s': %s\n", spec_text[i], err);
+      return FR_EXIT_USAGE;
+    }
+    if (specs[i].name[0] == '\0') {
+      snprintf(specs[i].name, sizeof(specs[i].name), "r%zu", i + 1);
+    }
+    for (j = 0; j < i; ++j) {
+      if (strcmp(specs[i].name, specs[j].name) == 0) {
+        fprintf(stderr, "fakeres: two resolvers named '%s'\n", specs[i].name);
+        return FR_EXIT_USAGE;
+      }
+    }
+  }
+  if (!seeded) {
+    cfg.seed = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << FR_PID_SHIFT);
+  }
+  cfg.specs = specs;
+  cfg.nspecs = nspecs;
+
+  signal(SIGPIPE, SIG_IGN);
+  if (uv_loop_init(&m.loop) != 0) {
+    fprintf(stderr, "fakeres: cannot start the event loop\n");
+    return 1;
+  }
+  rv = fr_server_new(&m.srv, &m.loop, &cfg, err, sizeof(err));
+  if (rv != 0) {
+    fprintf(stderr, "fakeres: %s (%s)\n", err, rp_strerror(rv));
+    uv_loop_close(&m.loop);
+    return 1;
+  }
+  uv_signal_init(&m.loop, &m.sigterm);
+  uv_signal_init(&m.loop, &m.sigint);
+  uv_timer_init(&m.loop, &m.lifetime);
+  m.sigterm.data = &m;
+  m.sigint.data = &m;
+  m.lifetime.data = &m;
+  uv_signal_start(&m.sigterm, on_signal, SIGTERM);
+  uv_signal_start(&m.sigint, on_signal, SIGINT);
+  if (lifetime != 0) {
+    uv_timer_start(&m.lifetime, on_lifetime, lifetime / RP_MILLISECONDS, 0);
+  }
+  fr_server_print_addresses(m.srv, stdout);
+  uv_run(&m.loop, UV_RUN_DEFAULT);
+  fr_server_print_counts(m.srv, stdout);
+  fr_server_del(m.srv);
+  rv = uv_loop_close(&m.loop);
+  if (rv != 0) {
+    fprintf(stderr, "fakeres: loop not empty at exit: %s\n", uv_strerror(rv));
+    return 1;
+  }
+  return 0;
+}

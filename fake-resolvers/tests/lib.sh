@@ -1,0 +1,176 @@
+# shellcheck shell=bash
+# lib.sh: helpers for the loopback tests of fakeres (sourced, bash).
+#
+# Each test script defines a function `attempt` that starts its fakeres
+# processes, drives them and checks counts, returning non-zero on a failed
+# check; `fr_main` runs it and, on a failure, once more (the machine is
+# shared and noisy). Every fakeres is started with --lifetime as a guard,
+# and the EXIT trap kills whatever is still running.
+
+set -u
+
+if [ -z "${RP_BUILD_DIR:-}" ]; then
+  echo "RP_BUILD_DIR is not set (run through ctest)" >&2
+  exit 2
+fi
+FAKERES="$RP_BUILD_DIR/fake-resolvers/fakeres"
+FR_TMP="$(mktemp -d /tmp/fr-test.XXXXXX)"
+# FR_GUARD is the --lifetime of every fakeres: under the ctest timeout.
+FR_GUARD="${FR_GUARD:-45s}"
+FR_PIDS=""
+
+fr_cleanup() {
+  local p
+  for p in $FR_PIDS; do
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  sleep 0.2
+  for p in $FR_PIDS; do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  rm -rf "$FR_TMP"
+}
+trap fr_cleanup EXIT
+
+fr_log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
+
+# fr_start NAME ARGS...: start fakeres with ARGS, stdout in $FR_TMP/NAME.out;
+# wait for its JSON line (5 s at most).
+fr_start() {
+  local name=$1
+  shift
+  "$FAKERES" --lifetime "$FR_GUARD" "$@" >"$FR_TMP/$name.out" \
+    2>"$FR_TMP/$name.err" &
+  local pid=$!
+  FR_PIDS="$FR_PIDS $pid"
+  echo "$pid" >"$FR_TMP/$name.pid"
+  local _
+  for _ in $(seq 100); do
+    if grep -q '"resolvers"' "$FR_TMP/$name.out" 2>/dev/null; then
+      return 0
+    fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+      fr_log "fakeres $name exited early: $(cat "$FR_TMP/$name.err")"
+      return 1
+    fi
+    sleep 0.05
+  done
+  fr_log "fakeres $name printed no address line"
+  return 1
+}
+
+# fr_addr NAME RESOLVER [udp|tcp]: print "ip port" of a resolver.
+fr_addr() {
+  python3 - "$FR_TMP/$1.out" "$2" "${3:-udp}" <<'EOF'
+import json, sys
+line = open(sys.argv[1]).readline()
+for r in json.loads(line)["resolvers"]:
+    if r["name"] == sys.argv[2]:
+        ip, port = r[sys.argv[3]].rsplit(":", 1)
+        print(ip, port)
+        break
+else:
+    sys.exit("no resolver " + sys.argv[2])
+EOF
+}
+
+# fr_stop NAME: SIGTERM, wait (5 s at most), and check the exit status and
+# the counts line.
+fr_stop() {
+  local pid
+  pid=$(cat "$FR_TMP/$1.pid")
+  kill -TERM "$pid" 2>/dev/null || true
+  local _
+  for _ in $(seq 100); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      break
+    fi
+    sleep 0.05
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    fr_log "fakeres $1 did not exit on SIGTERM"
+    kill -KILL "$pid" 2>/dev/null
+    return 1
+  fi
+  local rc=0
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    fr_log "fakeres $1 exited with $rc: $(cat "$FR_TMP/$1.err")"
+    return 1
+  fi
+  if [ "$(grep -c '"resolvers"' "$FR_TMP/$1.out")" -ne 2 ]; then
+    fr_log "fakeres $1 printed no counts line"
+    return 1
+  fi
+  fr_log "$1 counts: $(tail -n 1 "$FR_TMP/$1.out")"
+}
+
+# fr_count NAME RESOLVER FIELD: a counter from the exit line.
+fr_count() {
+  python3 - "$FR_TMP/$1.out" "$2" "$3" <<'EOF'
+import json, sys
+line = open(sys.argv[1]).read().splitlines()[-1]
+for r in json.loads(line)["resolvers"]:
+    if r["name"] == sys.argv[2]:
+        print(r[sys.argv[3]])
+        break
+else:
+    sys.exit("no resolver " + sys.argv[2])
+EOF
+}
+
+# perf_field FILE LABEL: the first number after "LABEL:" in dnsperf output
+# (e.g. "Queries sent"), or after the rcode name for "NOERROR"/"REFUSED"/
+# "SERVFAIL" (0 when absent).
+perf_field() {
+  python3 - "$1" "$2" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+label = sys.argv[2]
+if label.isupper():
+    m = re.search(r"Response codes:.*?\b" + label + r" (\d+)", text)
+else:
+    m = re.search(re.escape(label) + r":\s+([\d.]+)", text)
+print(m.group(1) if m else 0)
+EOF
+}
+
+# check WHAT VALUE LO HI: pass if LO <= VALUE <= HI (numbers, decimals ok).
+check() {
+  if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v >= lo && v <= hi) }'; then
+    fr_log "ok: $1 = $2 (in $3 .. $4)"
+    return 0
+  fi
+  fr_log "FAIL: $1 = $2, want $3 .. $4"
+  return 1
+}
+
+# fr_stop_all: stop every fakeres still running from this attempt.
+fr_stop_all() {
+  local f
+  for f in "$FR_TMP"/*.pid; do
+    [ -e "$f" ] || continue
+    local pid
+    pid=$(cat "$f")
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    rm -f "$f"
+  done
+}
+
+# fr_main: run `attempt`, and once more if it fails.
+fr_main() {
+  if attempt; then
+    fr_log "PASS"
+    exit 0
+  fi
+  fr_stop_all
+  fr_log "retrying once"
+  if attempt; then
+    fr_log "PASS (second attempt)"
+    exit 0
+  fi
+  fr_stop_all
+  fr_log "FAILED twice"
+  exit 1
+}
