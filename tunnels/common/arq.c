@@ -1,0 +1,772 @@
+/*
+ * arq.c: the reliable byte stream of the minimal tunnels.
+ *
+ * IMPLEMENTATION NOTES
+ *
+ * Model. KCP-like selective-repeat ARQ over unreliable frames. The sender
+ * cuts the queued stream into segments when a frame is built (so a segment
+ * fills the room the frame has left, up to mss), keeps every unacked
+ * segment in a ring of snd_wnd slots indexed by sequence number, and sends
+ * at most min(snd_wnd, peer's advertised window) segments past snd_una.
+ * The receiver keeps rcv_wnd slots indexed by sequence number from the
+ * first unread segment, so memory is fixed and a hostile peer cannot make
+ * it grow.
+ *
+ * Acks. Every frame carries the cumulative ack (una) and a selective-ack
+ * bitmap of the segments held past una, trimmed of trailing zero bytes.
+ *
+ * Timers. RFC 6298: the first sample sets srtt = r, rttvar = r / 2; later
+ * rttvar = 3/4 rttvar + 1/4 |srtt - r|, srtt = 7/8 srtt + 1/8 r; rto =
+ * srtt + max(1 ms, 4 rttvar), clamped to rto_min .. rto_max. Samples are
+ * only taken from segments sent once (Karn). Each resend multiplies the
+ * segment's own timeout by backoff_num / backoff_den.
+ *
+ * Fast retransmit. When a frame newly acks a segment that was sent after
+ * an older segment still unacked, the older one gains a "fast ack"; at
+ * fast_resend of them it is resent at once. Comparing the order of sends
+ * (not sequence numbers) keeps a segment that was itself just resent from being
+ * resent again by acks of segments sent before it. A segment younger than
+ * 5/4 srtt gains no fast ack (RACK's reordering window, RFC 8985): copies
+ * of queries through resolvers of different speeds reorder answers.
+ *
+ * Left out: congestion control (the DNS query rate is the tunnel's
+ * congestion window; KCP's nocwnd mode), a FIN (the tunnels know their
+ * transfer sizes), sequence number wrap (u32 segments: 4 G segments per
+ * session).
+ */
+#include "arq.h"
+
+#include <assert.h>
+#include <string.h>
+
+/* ARQ_RTT_GRANULARITY is the smallest 4 rttvar term of the rto, ns. */
+#define ARQ_RTT_GRANULARITY RP_MILLISECONDS
+/* ARQ_REO_DIV sets the reordering window of fast retransmit to srtt /
+   ARQ_REO_DIV past srtt (RACK's quarter of the round trip). */
+#define ARQ_REO_DIV 4
+/* ARQ_MAX_SEG_LEN is the largest segment length field. */
+#define ARQ_MAX_SEG_LEN 65535u
+/* Default settings, see tun_arq_settings_default. */
+#define ARQ_DEFAULT_MSS 512
+#define ARQ_DEFAULT_WND 128
+#define ARQ_DEFAULT_SNDBUF (256 * 1024)
+#define ARQ_DEFAULT_RTO_INITIAL RP_SECONDS
+#define ARQ_DEFAULT_RTO_MIN (100 * RP_MILLISECONDS)
+#define ARQ_DEFAULT_RTO_MAX (8 * RP_SECONDS)
+#define ARQ_DEFAULT_BACKOFF_NUM 3
+#define ARQ_DEFAULT_BACKOFF_DEN 2
+#define ARQ_DEFAULT_FAST_RESEND 2
+
+typedef struct arq_sseg {
+  /* used is 1 while the slot holds an unacked segment. */
+  uint8_t used;
+  /* sacked is 1 once a selective ack covered it. */
+  uint8_t sacked;
+  /* resend is 1 when the segment must go out in the next frame. */
+  uint8_t resend;
+  /* nacked is 1 when the resend is for a known loss (no backoff). */
+  uint8_t nacked;
+  /* len is the payload length, bytes. */
+  uint16_t len;
+  /* xmit counts the sends. */
+  uint32_t xmit;
+  /* fastack counts frames that acked a later-sent segment. */
+  uint32_t fastack;
+  /* sent_at is the time of the last send. */
+  rp_tstamp sent_at;
+  /* tx_order numbers the last send among all sends of the arq. */
+  uint64_t tx_order;
+  /* rto is this segment's current timeout, ns. */
+  rp_duration rto;
+  /* data points to mss bytes in the arq's buffer. */
+  uint8_t *data;
+} arq_sseg;
+
+typedef struct arq_rseg {
+  /* present is 1 when the slot holds a received segment. */
+  uint8_t present;
+  /* len is the payload length, bytes. */
+  uint16_t len;
+  /* data points to peer_mss bytes in the arq's buffer. */
+  uint8_t *data;
+} arq_rseg;
+
+struct tun_arq {
+  tun_arq_settings s;
+  const rp_mem *mem;
+  /* block is the single allocation holding every buffer. */
+  void *block;
+  size_t block_len;
+  /* Send side. */
+  arq_sseg *sseg;
+  /* snd_una is the oldest unacked sequence number; snd_nxt the next new. */
+  uint32_t snd_una;
+  uint32_t snd_nxt;
+  /* peer_wnd is the window the peer last advertised, segments. */
+  uint32_t peer_wnd;
+  /* sndq is a ring of snd_buf bytes: head is the first queued byte. */
+  uint8_t *sndq;
+  size_t sndq_head;
+  size_t sndq_len;
+  /* Receive side. */
+  arq_rseg *rseg;
+  /* rd_sn is the first segment not fully read; rd_off the bytes read of
+     it; rcv_nxt the first segment not received. */
+  uint32_t rd_sn;
+  size_t rd_off;
+  uint32_t rcv_nxt;
+  /* tx_count numbers segment sends, for tx_order. */
+  uint64_t tx_count;
+  /* ack_pending is 1 when data arrived since the last frame. */
+  int ack_pending;
+  /* Timers. */
+  rp_duration srtt;
+  rp_duration rttvar;
+  rp_duration rto;
+  tun_arq_stats st;
+};
+
+void tun_arq_settings_default(tun_arq_settings *s) {
+  *s = (tun_arq_settings){
+      .mss = ARQ_DEFAULT_MSS,
+      .peer_mss = ARQ_DEFAULT_MSS,
+      .snd_wnd = ARQ_DEFAULT_WND,
+      .rcv_wnd = ARQ_DEFAULT_WND,
+      .snd_buf = ARQ_DEFAULT_SNDBUF,
+      .rto_initial = ARQ_DEFAULT_RTO_INITIAL,
+      .rto_min = ARQ_DEFAULT_RTO_MIN,
+      .rto_max = ARQ_DEFAULT_RTO_MAX,
+      .backoff_num = ARQ_DEFAULT_BACKOFF_NUM,
+      .backoff_den = ARQ_DEFAULT_BACKOFF_DEN,
+      .fast_resend = ARQ_DEFAULT_FAST_RESEND,
+      .max_segs = 0,
+  };
+}
+
+/* arq_mul_ok stores a * b in |*pr| and returns 1 unless it overflows. */
+static int arq_mul_ok(size_t a, size_t b, size_t *pr) {
+  if (a != 0 && b > SIZE_MAX / a) {
+    return 0;
+  }
+  *pr = a * b;
+  return 1;
+}
+
+static int arq_add_ok(size_t *pacc, size_t v) {
+  if (v > SIZE_MAX - *pacc) {
+    return 0;
+  }
+  *pacc += v;
+  return 1;
+}
+
+int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
+                const rp_mem *mem) {
+  const tun_arq_settings *s = settings;
+  size_t sseg_sz, rseg_sz, sdata_sz, rdata_sz, total = 0;
+  uint8_t *p;
+  tun_arq *arq;
+  uint32_t i;
+
+  if (mem == NULL) {
+    mem = rp_mem_default();
+  }
+  if (s->mss == 0 || s->mss > ARQ_MAX_SEG_LEN || s->peer_mss == 0 ||
+      s->peer_mss > ARQ_MAX_SEG_LEN || s->snd_wnd == 0 ||
+      s->snd_wnd > TUN_ARQ_MAX_WND || s->rcv_wnd == 0 ||
+      s->rcv_wnd > TUN_ARQ_MAX_WND || s->snd_buf == 0 || s->backoff_den == 0 ||
+      s->backoff_num < s->backoff_den || s->rto_min == 0 ||
+      s->rto_min > s->rto_max) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  if (!arq_mul_ok(s->snd_wnd, sizeof(arq_sseg), &sseg_sz) ||
+      !arq_mul_ok(s->rcv_wnd, sizeof(arq_rseg), &rseg_sz) ||
+      !arq_mul_ok(s->snd_wnd, s->mss, &sdata_sz) ||
+      !arq_mul_ok(s->rcv_wnd, s->peer_mss, &rdata_sz) ||
+      !arq_add_ok(&total, sizeof(tun_arq)) || !arq_add_ok(&total, sseg_sz) ||
+      !arq_add_ok(&total, rseg_sz) || !arq_add_ok(&total, sdata_sz) ||
+      !arq_add_ok(&total, rdata_sz) || !arq_add_ok(&total, s->snd_buf)) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  /* One block: the struct first (aligned by the allocator), then the two
+     slot arrays (pointer-aligned as sizes are multiples of their
+     alignment), then the byte buffers. */
+  p = mem->calloc(1, total, mem->user_data);
+  if (p == NULL) {
+    return RP_ERR_NOMEM;
+  }
+  arq = (tun_arq *)(void *)p;
+  arq->s = *s;
+  arq->mem = mem;
+  arq->block = p;
+  arq->block_len = total;
+  p += sizeof(tun_arq);
+  arq->sseg = (arq_sseg *)(void *)p;
+  p += sseg_sz;
+  arq->rseg = (arq_rseg *)(void *)p;
+  p += rseg_sz;
+  for (i = 0; i < s->snd_wnd; ++i) {
+    arq->sseg[i].data = p;
+    p += s->mss;
+  }
+  for (i = 0; i < s->rcv_wnd; ++i) {
+    arq->rseg[i].data = p;
+    p += s->peer_mss;
+  }
+  arq->sndq = p;
+  arq->peer_wnd = s->snd_wnd;
+  arq->srtt = RP_TSTAMP_UNSET;
+  arq->rttvar = RP_TSTAMP_UNSET;
+  arq->rto = s->rto_initial;
+  *parq = arq;
+  return 0;
+}
+
+void tun_arq_del(tun_arq *arq) {
+  if (arq == NULL) {
+    return;
+  }
+  arq->mem->free(arq->block, arq->mem->user_data);
+}
+
+size_t tun_arq_memory(const tun_arq *arq) { return arq->block_len; }
+
+/* ------------------------------------------------------------------ */
+/* Send buffer                                                          */
+/* ------------------------------------------------------------------ */
+
+size_t tun_arq_send_space(const tun_arq *arq) {
+  return arq->s.snd_buf - arq->sndq_len;
+}
+
+size_t tun_arq_write(tun_arq *arq, const uint8_t *data, size_t len) {
+  size_t take = tun_arq_send_space(arq), done = 0;
+
+  if (len < take) {
+    take = len;
+  }
+  while (done < take) {
+    size_t tail = (arq->sndq_head + arq->sndq_len) % arq->s.snd_buf;
+    size_t chunk = arq->s.snd_buf - tail;
+
+    if (chunk > take - done) {
+      chunk = take - done;
+    }
+    memcpy(arq->sndq + tail, data + done, chunk);
+    arq->sndq_len += chunk;
+    done += chunk;
+  }
+  return take;
+}
+
+/* arq_sndq_pop moves |n| queued bytes into |out|. */
+static void arq_sndq_pop(tun_arq *arq, uint8_t *out, size_t n) {
+  size_t done = 0;
+
+  assert(n <= arq->sndq_len);
+  while (done < n) {
+    size_t chunk = arq->s.snd_buf - arq->sndq_head;
+
+    if (chunk > n - done) {
+      chunk = n - done;
+    }
+    memcpy(out + done, arq->sndq + arq->sndq_head, chunk);
+    arq->sndq_head = (arq->sndq_head + chunk) % arq->s.snd_buf;
+    arq->sndq_len -= chunk;
+    done += chunk;
+  }
+}
+
+int tun_arq_send_idle(const tun_arq *arq) {
+  return arq->sndq_len == 0 && arq->snd_una == arq->snd_nxt;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive buffer                                                       */
+/* ------------------------------------------------------------------ */
+
+static arq_rseg *arq_rslot(tun_arq *arq, uint32_t sn) {
+  return &arq->rseg[sn % arq->s.rcv_wnd];
+}
+
+static arq_sseg *arq_sslot(tun_arq *arq, uint32_t sn) {
+  return &arq->sseg[sn % arq->s.snd_wnd];
+}
+
+size_t tun_arq_read(tun_arq *arq, uint8_t *out, size_t cap) {
+  size_t done = 0;
+
+  while (done < cap && arq->rd_sn != arq->rcv_nxt) {
+    arq_rseg *r = arq_rslot(arq, arq->rd_sn);
+    size_t chunk = r->len - arq->rd_off;
+
+    assert(r->present);
+    if (chunk > cap - done) {
+      chunk = cap - done;
+    }
+    memcpy(out + done, r->data + arq->rd_off, chunk);
+    done += chunk;
+    arq->rd_off += chunk;
+    if (arq->rd_off == r->len) {
+      r->present = 0;
+      arq->rd_off = 0;
+      ++arq->rd_sn;
+    }
+  }
+  return done;
+}
+
+/* arq_rcv_free returns the free receive slots counted from rcv_nxt. */
+static uint32_t arq_rcv_free(const tun_arq *arq) {
+  return arq->rd_sn + arq->s.rcv_wnd - arq->rcv_nxt;
+}
+
+/* ------------------------------------------------------------------ */
+/* Wire helpers                                                         */
+/* ------------------------------------------------------------------ */
+
+static void arq_put32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24);
+  p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8);
+  p[3] = (uint8_t)v;
+}
+
+static void arq_put16(uint8_t *p, uint16_t v) {
+  p[0] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)v;
+}
+
+static uint32_t arq_get32(const uint8_t *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         (uint32_t)p[3];
+}
+
+static uint16_t arq_get16(const uint8_t *p) {
+  return (uint16_t)((unsigned)p[0] << 8 | (unsigned)p[1]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Input                                                                */
+/* ------------------------------------------------------------------ */
+
+static void arq_rtt_sample(tun_arq *arq, rp_duration r) {
+  rp_duration var4, rto;
+
+  if (arq->srtt == RP_TSTAMP_UNSET) {
+    arq->srtt = r;
+    arq->rttvar = r / 2;
+  } else {
+    rp_duration diff = arq->srtt > r ? arq->srtt - r : r - arq->srtt;
+
+    arq->rttvar = (3 * arq->rttvar + diff) / 4;
+    arq->srtt = (7 * arq->srtt + r) / 8;
+  }
+  var4 = 4 * arq->rttvar;
+  if (var4 < ARQ_RTT_GRANULARITY) {
+    var4 = ARQ_RTT_GRANULARITY;
+  }
+  rto = arq->srtt + var4;
+  if (rto < arq->s.rto_min) {
+    rto = arq->s.rto_min;
+  }
+  if (rto > arq->s.rto_max) {
+    rto = arq->s.rto_max;
+  }
+  arq->rto = rto;
+}
+
+/* arq_ack_seg releases the acked segment |g| and returns the order of its
+   last send. */
+static uint64_t arq_ack_seg(tun_arq *arq, arq_sseg *g, rp_tstamp now) {
+  uint64_t order = g->tx_order;
+
+  if (g->xmit == 1 && now >= g->sent_at) {
+    arq_rtt_sample(arq, now - g->sent_at);
+  }
+  arq->st.bytes_acked += g->len;
+  g->used = 0;
+  g->sacked = 0;
+  g->resend = 0;
+  return order;
+}
+
+/* arq_input_acks applies una, wnd and the sack bitmap. */
+static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
+                           const uint8_t *sack, size_t sack_len,
+                           rp_tstamp now) {
+  uint64_t newest = 0;
+  int any = 0;
+  uint32_t sn;
+  size_t i;
+
+  /* An una past what we sent, or behind what is already acked, is stale
+     or hostile: use only the part that makes sense. */
+  if ((uint32_t)(una - arq->snd_una) <=
+      (uint32_t)(arq->snd_nxt - arq->snd_una)) {
+    while (arq->snd_una != una) {
+      arq_sseg *g = arq_sslot(arq, arq->snd_una);
+
+      if (g->used && !g->sacked) {
+        uint64_t t = arq_ack_seg(arq, g, now);
+
+        newest = any && newest > t ? newest : t;
+        any = 1;
+      } else {
+        g->used = 0;
+        g->sacked = 0;
+      }
+      ++arq->snd_una;
+    }
+    arq->peer_wnd = wnd;
+  }
+  for (i = 0; i < sack_len * 8; ++i) {
+    if (!(sack[i / 8] & (1u << (i % 8)))) {
+      continue;
+    }
+    sn = una + 1 + (uint32_t)i;
+    if ((uint32_t)(sn - arq->snd_una) >=
+        (uint32_t)(arq->snd_nxt - arq->snd_una)) {
+      continue;
+    }
+    {
+      arq_sseg *g = arq_sslot(arq, sn);
+
+      if (g->used && !g->sacked) {
+        uint64_t t = arq_ack_seg(arq, g, now);
+
+        /* Keep the slot occupied until the cumulative ack passes it. */
+        g->used = 1;
+        g->sacked = 1;
+        newest = any && newest > t ? newest : t;
+        any = 1;
+      }
+    }
+  }
+  /* Release sacked segments that the una now covers (already done above)
+     and apply fast retransmit. */
+  if (!any || arq->s.fast_resend == 0) {
+    return;
+  }
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    arq_sseg *g = arq_sslot(arq, sn);
+
+    if (!g->used || g->sacked || g->resend || g->tx_order >= newest) {
+      continue;
+    }
+    /* Reordering window (after RACK, RFC 8985): a segment younger than
+       5/4 srtt may be on a slower path (another resolver), not lost. */
+    if (arq->srtt != RP_TSTAMP_UNSET &&
+        !rp_tstamp_elapsed(g->sent_at, arq->srtt + arq->srtt / ARQ_REO_DIV,
+                           now)) {
+      continue;
+    }
+    if (++g->fastack >= arq->s.fast_resend) {
+      g->fastack = 0;
+      g->resend = 1;
+      ++arq->st.fast_retransmits;
+    }
+  }
+}
+
+int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
+                  rp_tstamp now) {
+  size_t pos, sack_len;
+  uint32_t una, wnd;
+  int nsegs = 0;
+
+  if (len < TUN_ARQ_HDR_FIXED) {
+    ++arq->st.malformed;
+    return RP_ERR_MALFORMED;
+  }
+  una = arq_get32(data);
+  wnd = arq_get16(data + 4);
+  sack_len = data[6];
+  if (sack_len > TUN_ARQ_MAX_SACK || len < TUN_ARQ_HDR_FIXED + sack_len) {
+    ++arq->st.malformed;
+    return RP_ERR_MALFORMED;
+  }
+  arq_input_acks(arq, una, wnd, data + TUN_ARQ_HDR_FIXED, sack_len, now);
+  pos = TUN_ARQ_HDR_FIXED + sack_len;
+  while (pos < len) {
+    uint32_t sn;
+    size_t slen;
+
+    if (len - pos < TUN_ARQ_SEG_HDR) {
+      ++arq->st.malformed;
+      return RP_ERR_MALFORMED;
+    }
+    sn = arq_get32(data + pos);
+    slen = arq_get16(data + pos + 4);
+    pos += TUN_ARQ_SEG_HDR;
+    if (slen == 0 || slen > arq->s.peer_mss || slen > len - pos) {
+      ++arq->st.malformed;
+      return RP_ERR_MALFORMED;
+    }
+    ++nsegs;
+    ++arq->st.segs_received;
+    arq->ack_pending = 1;
+    if ((uint32_t)(sn - arq->rcv_nxt) >= arq_rcv_free(arq)) {
+      /* Already delivered, or beyond the window. */
+      ++arq->st.dup_received;
+    } else {
+      arq_rseg *r = arq_rslot(arq, sn);
+
+      if (r->present) {
+        ++arq->st.dup_received;
+      } else {
+        memcpy(r->data, data + pos, slen);
+        r->len = (uint16_t)slen;
+        r->present = 1;
+        while (arq_rcv_free(arq) > 0 && arq_rslot(arq, arq->rcv_nxt)->present) {
+          ++arq->rcv_nxt;
+        }
+      }
+    }
+    pos += slen;
+  }
+  return nsegs;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output                                                               */
+/* ------------------------------------------------------------------ */
+
+/* arq_seg_due returns 1 if the in-flight segment must be sent now. */
+static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
+  return g->used && !g->sacked &&
+         (g->resend || rp_tstamp_elapsed(g->sent_at, g->rto, now));
+}
+
+/* arq_can_open returns 1 if a new segment may be put in flight. */
+static int arq_can_open(const tun_arq *arq) {
+  uint32_t inflight = arq->snd_nxt - arq->snd_una;
+  uint32_t wnd = arq->s.snd_wnd;
+
+  if (arq->peer_wnd < wnd) {
+    /* A zero window still lets one segment probe it. */
+    wnd = arq->peer_wnd == 0 ? 1 : arq->peer_wnd;
+  }
+  return arq->sndq_len > 0 && inflight < wnd;
+}
+
+uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
+  uint32_t want = 0;
+  uint32_t sn;
+
+  if (arq->ack_pending) {
+    want |= TUN_ARQ_WANT_ACK;
+  }
+  if (arq_can_open(arq)) {
+    return want | TUN_ARQ_WANT_DATA;
+  }
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    if (arq_seg_due(&arq->sseg[sn % arq->s.snd_wnd], now)) {
+      return want | TUN_ARQ_WANT_DATA;
+    }
+  }
+  return want;
+}
+
+/* arq_sack_build writes the sack bitmap into |sack| and returns its
+   trimmed length (at most |max|). */
+static size_t arq_sack_build(tun_arq *arq, uint8_t *sack, size_t max) {
+  size_t n = 0, i;
+  uint32_t span = arq_rcv_free(arq);
+
+  memset(sack, 0, max);
+  for (i = 0; i < max * 8 && i + 1 < span; ++i) {
+    uint32_t sn = arq->rcv_nxt + 1 + (uint32_t)i;
+
+    if (arq_rslot(arq, sn)->present) {
+      sack[i / 8] = (uint8_t)(sack[i / 8] | (1u << (i % 8)));
+      n = i / 8 + 1;
+    }
+  }
+  return n;
+}
+
+/* arq_emit writes segment |g| numbered |sn| at |out| and records the
+   send. */
+static void arq_emit(tun_arq *arq, arq_sseg *g, uint32_t sn, uint8_t *out,
+                     rp_tstamp now) {
+  arq_put32(out, sn);
+  arq_put16(out + 4, g->len);
+  memcpy(out + TUN_ARQ_SEG_HDR, g->data, g->len);
+  if (g->xmit > 0) {
+    uint64_t rto = (uint64_t)g->rto * arq->s.backoff_num / arq->s.backoff_den;
+
+    if (!g->resend) {
+      ++arq->st.timeouts;
+    }
+    if (!g->nacked) {
+      g->rto = rto > arq->s.rto_max ? arq->s.rto_max : rto;
+    }
+    ++arq->st.retransmissions;
+  } else {
+    g->rto = arq->rto;
+  }
+  ++g->xmit;
+  g->resend = 0;
+  g->nacked = 0;
+  g->fastack = 0;
+  g->sent_at = now;
+  g->tx_order = ++arq->tx_count;
+  ++arq->st.segs_sent;
+}
+
+/* arq_note_sent appends |sn| to |psent| when not NULL. */
+static void arq_note_sent(tun_arq_sent *psent, uint32_t sn) {
+  if (psent == NULL) {
+    return;
+  }
+  if (psent->n < TUN_ARQ_SENT_MAX) {
+    psent->sn[psent->n] = sn;
+  }
+  ++psent->n;
+}
+
+rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
+                        tun_arq_sent *psent) {
+  uint8_t sack[TUN_ARQ_MAX_SACK];
+  size_t sack_max = (arq->s.rcv_wnd + 7) / 8, sack_len, pos, nsegs = 0;
+  uint32_t sn, free_slots;
+
+  if (psent != NULL) {
+    psent->n = 0;
+  }
+  if (cap < TUN_ARQ_HDR_FIXED) {
+    return RP_ERR_NOBUF;
+  }
+  if (sack_max > TUN_ARQ_MAX_SACK) {
+    sack_max = TUN_ARQ_MAX_SACK;
+  }
+  if (sack_max > cap - TUN_ARQ_HDR_FIXED) {
+    sack_max = cap - TUN_ARQ_HDR_FIXED;
+  }
+  sack_len = arq_sack_build(arq, sack, sack_max);
+  /* A due resend keeps its size: shorten the sack (it only reports less)
+     rather than starve the resend of room. */
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    arq_sseg *g = arq_sslot(arq, sn);
+    size_t need = TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR + (size_t)g->len;
+
+    if (!arq_seg_due(g, now)) {
+      continue;
+    }
+    if (need + sack_len > cap && need <= cap) {
+      sack_len = cap - need;
+    }
+    break;
+  }
+  free_slots = arq_rcv_free(arq);
+  arq_put32(out, arq->rcv_nxt);
+  arq_put16(out + 4,
+            (uint16_t)(free_slots > UINT16_MAX ? UINT16_MAX : free_slots));
+  out[6] = (uint8_t)sack_len;
+  memcpy(out + TUN_ARQ_HDR_FIXED, sack, sack_len);
+  pos = TUN_ARQ_HDR_FIXED + sack_len;
+  arq->ack_pending = 0;
+
+  /* Resends first, oldest first. */
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    arq_sseg *g = arq_sslot(arq, sn);
+
+    if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
+      break;
+    }
+    if (!arq_seg_due(g, now) || cap - pos < TUN_ARQ_SEG_HDR + (size_t)g->len) {
+      continue;
+    }
+    arq_emit(arq, g, sn, out + pos, now);
+    arq_note_sent(psent, sn);
+    pos += TUN_ARQ_SEG_HDR + g->len;
+    ++nsegs;
+  }
+  /* Then new segments, cut to the room left. */
+  while (arq_can_open(arq) &&
+         (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
+         cap - pos > TUN_ARQ_SEG_HDR) {
+    size_t n = arq->sndq_len;
+    arq_sseg *g = arq_sslot(arq, arq->snd_nxt);
+
+    if (n > arq->s.mss) {
+      n = arq->s.mss;
+    }
+    if (n > cap - pos - TUN_ARQ_SEG_HDR) {
+      n = cap - pos - TUN_ARQ_SEG_HDR;
+    }
+    assert(!g->used);
+    arq_sndq_pop(arq, g->data, n);
+    *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
+    arq_emit(arq, g, arq->snd_nxt, out + pos, now);
+    arq_note_sent(psent, arq->snd_nxt);
+    ++arq->snd_nxt;
+    pos += TUN_ARQ_SEG_HDR + n;
+    ++nsegs;
+  }
+  return (rp_ssize)pos;
+}
+
+void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent) {
+  size_t i, n = sent->n < TUN_ARQ_SENT_MAX ? sent->n : TUN_ARQ_SENT_MAX;
+
+  for (i = 0; i < n; ++i) {
+    uint32_t sn = sent->sn[i];
+    arq_sseg *g;
+
+    if ((uint32_t)(sn - arq->snd_una) >=
+        (uint32_t)(arq->snd_nxt - arq->snd_una)) {
+      continue;
+    }
+    g = arq_sslot(arq, sn);
+    if (g->used && !g->sacked && !g->resend) {
+      g->resend = 1;
+      g->nacked = 1;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Timers                                                               */
+/* ------------------------------------------------------------------ */
+
+rp_tstamp tun_arq_get_expiry(const tun_arq *arq) {
+  rp_tstamp best = RP_TSTAMP_UNSET;
+  uint32_t sn;
+
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    const arq_sseg *g = &arq->sseg[sn % arq->s.snd_wnd];
+    rp_tstamp t;
+
+    if (!g->used || g->sacked || g->resend) {
+      continue;
+    }
+    t = rp_tstamp_add(g->sent_at, g->rto);
+    if (t < best) {
+      best = t;
+    }
+  }
+  return best;
+}
+
+void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now) {
+  uint32_t sn;
+
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    arq_sseg *g = arq_sslot(arq, sn);
+
+    if (g->used && !g->sacked && !g->resend &&
+        rp_tstamp_elapsed(g->sent_at, g->rto, now)) {
+      g->resend = 1;
+      ++arq->st.timeouts;
+    }
+  }
+}
+
+void tun_arq_get_stats(const tun_arq *arq, tun_arq_stats *stats) {
+  *stats = arq->st;
+  stats->srtt = arq->srtt;
+  stats->rttvar = arq->rttvar;
+  stats->rto = arq->rto;
+}

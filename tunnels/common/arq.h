@@ -1,0 +1,188 @@
+/*
+ * arq.h: a sans-I/O reliable byte stream in the manner of KCP (prefix
+ * tun_arq_).
+ *
+ * One tun_arq is one direction pair of a tunnel session: the caller writes
+ * stream bytes in, asks for frames to put into DNS messages, feeds the
+ * frames that came from the peer, and reads the peer's bytes out in order.
+ * Every call that depends on time takes |now| (rp_tstamp, monotonic ns);
+ * nothing here reads a clock, opens a socket or draws random numbers.
+ *
+ * Frame (every DNS message of a session carries exactly one):
+ *
+ *   u32 una       first sequence number the sender has not received
+ *   u16 wnd       free receive slots counted from una
+ *   u8  sack_len  bytes of selective-ack bitmap that follow (<= 32)
+ *   u8  sack[]    bit i (LSB first) = segment una + 1 + i received
+ *   then zero or more segments until the end of the frame:
+ *   u32 sn | u16 len | len bytes
+ *
+ * All integers are big-endian. The memory of an arq is fixed at creation:
+ * snd_wnd * mss + rcv_wnd * peer_mss + snd_buf bytes.
+ */
+#ifndef TUN_ARQ_H
+#define TUN_ARQ_H
+
+#include "respool.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* TUN_ARQ_HDR_FIXED is the frame header without the sack bitmap. */
+#define TUN_ARQ_HDR_FIXED 7
+/* TUN_ARQ_SEG_HDR is the header of one segment (sn and len). */
+#define TUN_ARQ_SEG_HDR 6
+/* TUN_ARQ_MAX_SACK is the largest sack bitmap, bytes (256 segments). */
+#define TUN_ARQ_MAX_SACK 32
+/* TUN_ARQ_MAX_WND is the largest send or receive window, segments. */
+#define TUN_ARQ_MAX_WND 1024
+
+typedef struct tun_arq tun_arq;
+
+/* tun_arq_settings tunes one arq. tun_arq_settings_default fills it. */
+typedef struct tun_arq_settings {
+  /* mss is the largest payload of a segment this side sends, bytes. */
+  size_t mss;
+  /* peer_mss is the largest payload of a segment the peer may send,
+     bytes; longer segments are refused as malformed. */
+  size_t peer_mss;
+  /* snd_wnd is the most segments in flight (sent, not acked). */
+  uint32_t snd_wnd;
+  /* rcv_wnd is the most segments buffered on receive, in order or not. */
+  uint32_t rcv_wnd;
+  /* snd_buf is the most stream bytes queued by tun_arq_write and not yet
+     cut into segments. */
+  size_t snd_buf;
+  /* rto_initial is the retransmission timeout before any sample, ns. */
+  rp_duration rto_initial;
+  /* rto_min and rto_max clamp srtt + 4 rttvar, ns. */
+  rp_duration rto_min;
+  rp_duration rto_max;
+  /* backoff_num / backoff_den multiplies a segment's timeout each time it
+     is sent again (3/2: KCP's "nodelay" growth, gentler than doubling
+     because DNS loses single messages rather than signalling congestion). */
+  uint32_t backoff_num;
+  uint32_t backoff_den;
+  /* fast_resend is how many frames acking later segments (sent after
+     this one) resend a segment at once; 0 turns fast retransmit off. */
+  uint32_t fast_resend;
+  /* max_segs is the most segments in one frame; 0 = as many as fit. */
+  uint32_t max_segs;
+} tun_arq_settings;
+
+/* tun_arq_stats are counters since creation. */
+typedef struct tun_arq_stats {
+  /* segs_sent counts segment sends, copies included. */
+  uint64_t segs_sent;
+  /* retransmissions counts sends of a segment after its first. */
+  uint64_t retransmissions;
+  /* fast_retransmits counts segments resent by the sack rule. */
+  uint64_t fast_retransmits;
+  /* timeouts counts segments whose timer expired. */
+  uint64_t timeouts;
+  /* segs_received counts data segments received, duplicates included. */
+  uint64_t segs_received;
+  /* dup_received counts segments already held or delivered. */
+  uint64_t dup_received;
+  /* malformed counts frames refused by tun_arq_input. */
+  uint64_t malformed;
+  /* bytes_acked counts stream bytes the peer acknowledged. */
+  uint64_t bytes_acked;
+  /* srtt and rttvar are the smoothed round trip and its variation, ns
+     (RP_TSTAMP_UNSET before the first sample). */
+  rp_duration srtt;
+  rp_duration rttvar;
+  /* rto is the current base retransmission timeout, ns. */
+  rp_duration rto;
+} tun_arq_stats;
+
+/* Bits returned by tun_arq_want_output. */
+/* TUN_ARQ_WANT_DATA: a segment is due (new data within the windows, a
+   timed-out or fast-resent segment). */
+#define TUN_ARQ_WANT_DATA 0x1u
+/* TUN_ARQ_WANT_ACK: data arrived since the last frame went out. */
+#define TUN_ARQ_WANT_ACK 0x2u
+
+/* TUN_ARQ_SENT_MAX is how many sequence numbers tun_arq_sent keeps. */
+#define TUN_ARQ_SENT_MAX 8
+
+/* tun_arq_sent lists the segments one frame carried. */
+typedef struct tun_arq_sent {
+  /* n is the number of segments in the frame (may exceed
+     TUN_ARQ_SENT_MAX; only the first are listed). */
+  size_t n;
+  uint32_t sn[TUN_ARQ_SENT_MAX];
+} tun_arq_sent;
+
+/* tun_arq_settings_default fills |s| with mss and peer_mss 512,
+   windows 128, snd_buf 256 KiB, rto 1 s initial, 100 ms .. 8 s, backoff
+   3/2, fast_resend 2, max_segs 0. */
+void tun_arq_settings_default(tun_arq_settings *s);
+
+/* tun_arq_new creates an arq in |*parq| with a copy of |settings| and
+   |mem| (NULL for rp_mem_default()). Returns 0, RP_ERR_INVALID_ARGUMENT
+   when mss or peer_mss is 0 or over 65535, a window is 0 or over
+   TUN_ARQ_MAX_WND, snd_buf is 0 or backoff is below 1, or
+   RP_ERR_NOMEM. */
+int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
+                const rp_mem *mem);
+
+/* tun_arq_del frees |arq|. NULL is a no-op. */
+void tun_arq_del(tun_arq *arq);
+
+/* tun_arq_write queues up to |len| bytes of |data| (copied) and returns
+   how many were taken (less when the send buffer is full). */
+size_t tun_arq_write(tun_arq *arq, const uint8_t *data, size_t len);
+
+/* tun_arq_send_space returns how many bytes tun_arq_write would take. */
+size_t tun_arq_send_space(const tun_arq *arq);
+
+/* tun_arq_send_idle returns 1 when every byte written has been
+   acknowledged by the peer. */
+int tun_arq_send_idle(const tun_arq *arq);
+
+/* tun_arq_read copies up to |cap| in-order bytes from the peer into
+   |out| and returns how many (0 when none are ready). Reading frees
+   receive window. */
+size_t tun_arq_read(tun_arq *arq, uint8_t *out, size_t cap);
+
+/* tun_arq_input takes one frame of |len| bytes from the peer at |now|:
+   acks (cumulative and selective, with RTT samples by Karn's rule and
+   fast retransmit marks) and data segments. Segments outside the receive
+   window are dropped but still acked. Returns the number of data
+   segments in the frame, or RP_ERR_MALFORMED (nothing after the first
+   bad field is applied; the arq stays consistent). */
+int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len, rp_tstamp now);
+
+/* tun_arq_want_output returns a mask of TUN_ARQ_WANT_* at |now|. */
+uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now);
+
+/* tun_arq_output writes one frame of at most |cap| bytes into |out| at
+   |now|: the ack header (the sack bitmap shortened if |cap| is tight),
+   then due resends in sequence order, then new segments cut from the
+   send buffer to fit, up to settings.max_segs. Lists the segments in
+   |*psent| when not NULL. Returns the frame length, or RP_ERR_NOBUF if
+   |cap| < TUN_ARQ_HDR_FIXED. */
+rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
+                        tun_arq_sent *psent);
+
+/* tun_arq_nack marks the segments of |sent| still unacked for resend at
+   once, without the timeout's backoff: the caller knows the frame was
+   lost (its query was answered with an error rcode). */
+void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent);
+
+/* tun_arq_get_expiry returns when the next unmarked segment times out,
+   or RP_TSTAMP_UNSET. */
+rp_tstamp tun_arq_get_expiry(const tun_arq *arq);
+
+/* tun_arq_handle_expiry marks every segment whose timer expired by |now|
+   for resend (the next tun_arq_output sends it). */
+void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now);
+
+/* tun_arq_get_stats fills |stats|. */
+void tun_arq_get_stats(const tun_arq *arq, tun_arq_stats *stats);
+
+/* tun_arq_memory returns the bytes the arq allocated. */
+size_t tun_arq_memory(const tun_arq *arq);
+
+#endif /* TUN_ARQ_H */

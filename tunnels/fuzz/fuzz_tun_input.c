@@ -1,0 +1,122 @@
+/*
+ * fuzz_tun_input.c: libFuzzer entry point for every input the tunnels
+ * take from the network. The first byte picks the target: the DNSTT-style
+ * server, the MasterDNS-style server (a session is opened first, so the
+ * input also reaches a live arq), the client's answer parser, or a raw
+ * arq frame. The rest of the input is the datagram.
+ */
+#include "tunsrv.h"
+#include "tuncli.h"
+#include "tunwire.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* FUZZ_TARGETS is the number of targets the first byte chooses from. */
+#define FUZZ_TARGETS 4
+
+static int fuzz_send(const tun_peer *peer, const uint8_t *d, size_t len,
+                     void *user_data) {
+  (void)peer;
+  (void)d;
+  (void)len;
+  (void)user_data;
+  return 0;
+}
+
+static size_t fuzz_source(uint64_t sid, uint64_t offset, uint8_t *out,
+                          size_t cap, void *user_data) {
+  (void)sid;
+  (void)user_data;
+  memset(out, (int)(offset & 0xffu), cap);
+  return offset < (1u << 20) ? cap : 0;
+}
+
+static void fuzz_server(tun_mode mode, const uint8_t *data, size_t size) {
+  tun_srv_settings s;
+  tun_srv_callbacks cb = {.send = fuzz_send, .source = fuzz_source};
+  tun_cli_settings cs;
+  tun_peer peer = {.addrlen = 0};
+  uint8_t q[TUN_WIRE_MAX_MSG];
+  tun_srv *srv;
+  tun_cli *cli;
+  rp_ssize n;
+
+  tun_srv_settings_default(&s, mode);
+  rp_dns_name_from_text(&s.domain, "t.example");
+  s.max_sessions = 2;
+  s.max_held = 4;
+  if (tun_srv_new(&srv, &s, &cb, NULL, NULL) != 0) {
+    return;
+  }
+  tun_cli_settings_default(&cs, mode);
+  cs.domain = s.domain;
+  cs.sid = 1;
+  cs.down_limit = 500;
+  if (tun_cli_new(&cli, &cs, NULL) == 0) {
+    n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, 0, NULL);
+    if (n > 0) {
+      tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0);
+    }
+    tun_cli_del(cli);
+  }
+  tun_srv_on_datagram(srv, data, size, &peer, 1);
+  tun_srv_handle_expiry(srv, 2 * RP_SECONDS);
+  tun_srv_del(srv);
+}
+
+static void fuzz_client(const uint8_t *data, size_t size) {
+  tun_cli_settings cs;
+  tun_cli *cli;
+
+  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
+  rp_dns_name_from_text(&cs.domain, "t.example");
+  if (tun_cli_new(&cli, &cs, NULL) != 0) {
+    return;
+  }
+  tun_cli_on_answer(cli, data, size, 0);
+  tun_cli_del(cli);
+}
+
+static void fuzz_arq(const uint8_t *data, size_t size) {
+  tun_arq_settings s;
+  tun_arq *arq;
+  uint8_t out[TUN_WIRE_MAX_MSG];
+
+  tun_arq_settings_default(&s);
+  if (tun_arq_new(&arq, &s, NULL) != 0) {
+    return;
+  }
+  memset(out, 1, sizeof(out));
+  tun_arq_write(arq, out, sizeof(out));
+  tun_arq_output(arq, out, sizeof(out), 0, NULL);
+  tun_arq_input(arq, data, size, 1);
+  tun_arq_output(arq, out, sizeof(out), 2, NULL);
+  while (tun_arq_read(arq, out, sizeof(out)) > 0) {
+  }
+  tun_arq_del(arq);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1) {
+    return 0;
+  }
+  switch (data[0] % FUZZ_TARGETS) {
+  case 0:
+    fuzz_server(TUN_MODE_DNSTT, data + 1, size - 1);
+    break;
+  case 1:
+    fuzz_server(TUN_MODE_MD, data + 1, size - 1);
+    break;
+  case 2:
+    fuzz_client(data + 1, size - 1);
+    break;
+  default:
+    fuzz_arq(data + 1, size - 1);
+    break;
+  }
+  return 0;
+}

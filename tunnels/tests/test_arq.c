@@ -1,0 +1,368 @@
+/*
+ * test_arq.c: the reliable stream engine under loss, reordering and
+ * duplication, with a fake clock.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arq.h"
+#include "testmem.h"
+
+/* Link model of one direction. */
+#define LINK_SLOTS 4096
+#define FRAME_MAX 1024
+
+typedef struct link_frame {
+  rp_tstamp due;
+  size_t len;
+  uint8_t data[FRAME_MAX];
+} link_frame;
+
+typedef struct link {
+  link_frame *q;
+  size_t n;
+  /* loss_pct, dup_pct: chances in percent; jitter_ms: random extra delay
+     that reorders frames. */
+  unsigned loss_pct, dup_pct, jitter_ms, delay_ms;
+} link;
+
+static uint64_t rng_state;
+
+static uint32_t rng(void) {
+  /* xorshift64*: deterministic for a seed. */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
+}
+
+static uint8_t pattern(uint64_t i, uint8_t seed) {
+  return (uint8_t)(((i * 0x9E3779B97F4A7C15ULL) >> 56) ^ seed);
+}
+
+static void link_put(link *l, const uint8_t *data, size_t len, rp_tstamp now) {
+  unsigned copies = 1, c;
+
+  if (rng() % 100 < l->loss_pct) {
+    return;
+  }
+  if (rng() % 100 < l->dup_pct) {
+    copies = 2;
+  }
+  for (c = 0; c < copies && l->n < LINK_SLOTS; ++c) {
+    link_frame *f = &l->q[l->n++];
+
+    f->due = now + (l->delay_ms + (l->jitter_ms ? rng() % l->jitter_ms : 0)) *
+                       RP_MILLISECONDS;
+    f->len = len;
+    memcpy(f->data, data, len);
+  }
+}
+
+/* link_deliver feeds every due frame to |dst|. */
+static void link_deliver(link *l, tun_arq *dst, rp_tstamp now) {
+  size_t i = 0;
+
+  while (i < l->n) {
+    if (l->q[i].due <= now) {
+      assert_true(tun_arq_input(dst, l->q[i].data, l->q[i].len, now) >= 0);
+      l->q[i] = l->q[--l->n];
+    } else {
+      ++i;
+    }
+  }
+}
+
+typedef struct xfer_result {
+  uint64_t retransmissions, fast;
+  rp_tstamp took;
+} xfer_result;
+
+/* run_transfer moves |nbytes| each way between two arqs over links with
+   the given behaviour and checks every byte. */
+static void run_transfer(size_t nbytes_ab, size_t nbytes_ba, unsigned loss,
+                         unsigned dup, unsigned jitter, uint64_t seed,
+                         xfer_result *res) {
+  tun_arq_settings sa, sb;
+  tun_arq *a, *b;
+  link ab = {
+      .loss_pct = loss, .dup_pct = dup, .jitter_ms = jitter, .delay_ms = 5};
+  link ba = ab;
+  size_t wa = 0, wb = 0, ra = 0, rb = 0, n, i;
+  uint8_t buf[FRAME_MAX], src[512];
+  rp_tstamp now = 0;
+  tun_arq_stats st;
+  int steps = 0;
+
+  rng_state = seed;
+  ab.q = test_calloc(LINK_SLOTS, sizeof(link_frame));
+  ba.q = test_calloc(LINK_SLOTS, sizeof(link_frame));
+  tun_arq_settings_default(&sa);
+  sa.mss = 900;
+  sa.peer_mss = 120;
+  sb = sa;
+  sb.mss = 120;
+  sb.peer_mss = 900;
+  assert_int_equal(tun_arq_new(&a, &sa, test_mem()), 0);
+  assert_int_equal(tun_arq_new(&b, &sb, test_mem()), 0);
+
+  while (ra < nbytes_ba || rb < nbytes_ab) {
+    rp_ssize flen;
+
+    assert_true(++steps < 200000);
+    /* Writers keep their buffers full. */
+    while (wa < nbytes_ab) {
+      n = nbytes_ab - wa < sizeof(src) ? nbytes_ab - wa : sizeof(src);
+      for (i = 0; i < n; ++i) {
+        src[i] = pattern(wa + i, 0x11);
+      }
+      n = tun_arq_write(a, src, n);
+      if (n == 0) {
+        break;
+      }
+      wa += n;
+    }
+    while (wb < nbytes_ba) {
+      n = nbytes_ba - wb < sizeof(src) ? nbytes_ba - wb : sizeof(src);
+      for (i = 0; i < n; ++i) {
+        src[i] = pattern(wb + i, 0x22);
+      }
+      n = tun_arq_write(b, src, n);
+      if (n == 0) {
+        break;
+      }
+      wb += n;
+    }
+    /* Each side sends a few frames a step, like queries and answers. */
+    for (i = 0; i < 4; ++i) {
+      flen = tun_arq_output(a, buf, 940, now, NULL);
+      assert_true(flen >= TUN_ARQ_HDR_FIXED);
+      link_put(&ab, buf, (size_t)flen, now);
+      flen = tun_arq_output(b, buf, 140, now, NULL);
+      assert_true(flen >= TUN_ARQ_HDR_FIXED);
+      link_put(&ba, buf, (size_t)flen, now);
+    }
+    now += 2 * RP_MILLISECONDS;
+    link_deliver(&ab, b, now);
+    link_deliver(&ba, a, now);
+    tun_arq_handle_expiry(a, now);
+    tun_arq_handle_expiry(b, now);
+    while ((n = tun_arq_read(b, buf, sizeof(buf))) > 0) {
+      for (i = 0; i < n; ++i) {
+        assert_int_equal(buf[i], pattern(rb + i, 0x11));
+      }
+      rb += n;
+    }
+    while ((n = tun_arq_read(a, buf, sizeof(buf))) > 0) {
+      for (i = 0; i < n; ++i) {
+        assert_int_equal(buf[i], pattern(ra + i, 0x22));
+      }
+      ra += n;
+    }
+  }
+  assert_int_equal(rb, nbytes_ab);
+  assert_int_equal(ra, nbytes_ba);
+  tun_arq_get_stats(a, &st);
+  res->retransmissions = st.retransmissions;
+  res->fast = st.fast_retransmits;
+  res->took = now;
+  tun_arq_del(a);
+  tun_arq_del(b);
+  test_free(ab.q);
+  test_free(ba.q);
+}
+
+static void test_arq_clean(void **state) {
+  xfer_result r;
+
+  (void)state;
+  run_transfer(300000, 30000, 0, 0, 0, 1, &r);
+  assert_int_equal(r.retransmissions, 0);
+}
+
+static void test_arq_loss(void **state) {
+  xfer_result r;
+
+  (void)state;
+  run_transfer(300000, 30000, 30, 0, 0, 2, &r);
+  assert_true(r.retransmissions > 0);
+}
+
+static void test_arq_reorder_dup(void **state) {
+  xfer_result r;
+
+  (void)state;
+  run_transfer(300000, 30000, 10, 20, 40, 3, &r);
+}
+
+static void test_arq_heavy_loss_fast_retransmit(void **state) {
+  xfer_result r;
+
+  (void)state;
+  run_transfer(200000, 20000, 50, 10, 20, 4, &r);
+  assert_true(r.fast > 0);
+}
+
+/* A single lost segment is resent after about one rto, and the rto
+   follows srtt + 4 rttvar. */
+static void test_arq_rto(void **state) {
+  tun_arq_settings s;
+  tun_arq *a, *b;
+  uint8_t buf[1024], data[100];
+  rp_ssize n;
+  rp_tstamp now = 0;
+  tun_arq_stats st;
+  int i;
+
+  (void)state;
+  memset(data, 7, sizeof(data));
+  tun_arq_settings_default(&s);
+  assert_int_equal(tun_arq_new(&a, &s, test_mem()), 0);
+  assert_int_equal(tun_arq_new(&b, &s, test_mem()), 0);
+  /* Twenty exchanges with a 200 ms round trip. */
+  for (i = 0; i < 20; ++i) {
+    assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+    n = tun_arq_output(a, buf, sizeof(buf), now, NULL);
+    now += 100 * RP_MILLISECONDS;
+    assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+    n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+    now += 100 * RP_MILLISECONDS;
+    assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  }
+  tun_arq_get_stats(a, &st);
+  assert_true(st.srtt >= 190 * RP_MILLISECONDS &&
+              st.srtt <= 210 * RP_MILLISECONDS);
+  assert_true(st.rto >= 200 * RP_MILLISECONDS &&
+              st.rto <= 300 * RP_MILLISECONDS);
+  /* Lose one segment: nothing is due before the rto, it is due after. */
+  assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+  n = tun_arq_output(a, buf, sizeof(buf), now, NULL);
+  assert_true(n > 0);
+  assert_int_equal(tun_arq_get_expiry(a), now + st.rto);
+  tun_arq_handle_expiry(a, now + st.rto - 1);
+  assert_int_equal(tun_arq_want_output(a, now + st.rto - 1), 0);
+  tun_arq_handle_expiry(a, now + st.rto);
+  assert_true(tun_arq_want_output(a, now + st.rto) & TUN_ARQ_WANT_DATA);
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.timeouts, 1);
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
+/* Hostile frames never crash the engine nor break its state. */
+static void test_arq_hostile(void **state) {
+  tun_arq_settings s;
+  tun_arq *a;
+  uint8_t buf[256];
+  size_t i, len;
+  int k;
+
+  (void)state;
+  rng_state = 99;
+  tun_arq_settings_default(&s);
+  s.peer_mss = 64;
+  assert_int_equal(tun_arq_new(&a, &s, test_mem()), 0);
+  for (k = 0; k < 20000; ++k) {
+    len = rng() % sizeof(buf);
+    for (i = 0; i < len; ++i) {
+      buf[i] = (uint8_t)rng();
+    }
+    if (k % 3 == 0 && len > 7) {
+      /* A plausible header with a wild segment. */
+      buf[6] = (uint8_t)(rng() % 40);
+    }
+    (void)tun_arq_input(a, buf, len, (rp_tstamp)k);
+    (void)tun_arq_output(a, buf, sizeof(buf), (rp_tstamp)k, NULL);
+  }
+  /* Too short, bad sack length, segment longer than the frame. */
+  assert_int_equal(tun_arq_input(a, buf, 3, 0), RP_ERR_MALFORMED);
+  memset(buf, 0, sizeof(buf));
+  buf[6] = TUN_ARQ_MAX_SACK + 1;
+  assert_int_equal(tun_arq_input(a, buf, 100, 0), RP_ERR_MALFORMED);
+  buf[6] = 0;
+  buf[11] = 0;
+  buf[12] = 200;
+  assert_int_equal(tun_arq_input(a, buf, 20, 0), RP_ERR_MALFORMED);
+  tun_arq_del(a);
+}
+
+/* A nacked segment is due at once and keeps its timeout (no backoff). */
+static void test_arq_nack(void **state) {
+  tun_arq_settings s;
+  tun_arq *a;
+  tun_arq_sent sent;
+  uint8_t buf[1024], data[300];
+  rp_ssize n;
+  rp_tstamp now = 0, exp1, exp2;
+
+  (void)state;
+  memset(data, 1, sizeof(data));
+  tun_arq_settings_default(&s);
+  s.mss = 100;
+  assert_int_equal(tun_arq_new(&a, &s, test_mem()), 0);
+  assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+  n = tun_arq_output(a, buf, 113, now, &sent);
+  assert_true(n > 0);
+  assert_int_equal(sent.n, 1);
+  assert_int_equal(sent.sn[0], 0);
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.n, 2);
+  assert_int_equal(sent.sn[0], 1);
+  assert_int_equal(sent.sn[1], 2);
+  exp1 = tun_arq_get_expiry(a);
+  assert_int_equal(exp1, now + s.rto_initial);
+  now += RP_MILLISECONDS;
+  sent = (tun_arq_sent){.n = 1, .sn = {1}};
+  tun_arq_nack(a, &sent);
+  assert_true(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA);
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.n, 1);
+  assert_int_equal(sent.sn[0], 1);
+  /* Resent with the same timeout, from now. */
+  exp2 = tun_arq_get_expiry(a);
+  assert_int_equal(exp2, exp1);
+  /* A nack of an unknown or acked segment does nothing. */
+  sent = (tun_arq_sent){.n = 2, .sn = {7, 1000}};
+  tun_arq_nack(a, &sent);
+  assert_int_equal(tun_arq_want_output(a, now), 0);
+  tun_arq_del(a);
+}
+
+static void test_arq_failmalloc(void **state) {
+  tun_arq_settings s;
+  tun_arq *a = NULL;
+  int n, rv;
+
+  (void)state;
+  tun_arq_settings_default(&s);
+  for (n = 0;; ++n) {
+    test_mem_fail_after(n);
+    rv = tun_arq_new(&a, &s, test_mem());
+    if (rv == 0) {
+      break;
+    }
+    assert_int_equal(rv, RP_ERR_NOMEM);
+  }
+  test_mem_fail_after(-1);
+  tun_arq_del(a);
+  s.snd_wnd = 0;
+  assert_int_equal(tun_arq_new(&a, &s, test_mem()), RP_ERR_INVALID_ARGUMENT);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_arq_clean),
+      cmocka_unit_test(test_arq_loss),
+      cmocka_unit_test(test_arq_reorder_dup),
+      cmocka_unit_test(test_arq_heavy_loss_fast_retransmit),
+      cmocka_unit_test(test_arq_rto),
+      cmocka_unit_test(test_arq_hostile),
+      cmocka_unit_test(test_arq_nack),
+      cmocka_unit_test(test_arq_failmalloc),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

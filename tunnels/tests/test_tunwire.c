@@ -1,0 +1,487 @@
+/*
+ * test_tunwire.c: the DNS framing, the server's handling of hostile and
+ * foreign queries, poll holding, and a whole client-server session in
+ * memory with a fake clock.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tunwire.h"
+#include "tunsrv.h"
+#include "tuncli.h"
+#include "testmem.h"
+
+#define OUT_SLOTS 1024
+#define MSG_MAX 2048
+
+/* Answers the server sent, recorded by the fake send callback. */
+typedef struct sent_rec {
+  size_t n;
+  size_t len[OUT_SLOTS];
+  uint8_t data[OUT_SLOTS][MSG_MAX];
+  uint64_t serve_bytes;
+  uint64_t sunk;
+  int sink_bad;
+} sent_rec;
+
+static uint8_t pattern(uint64_t i, uint8_t seed) {
+  return (uint8_t)(((i * 0x9E3779B97F4A7C15ULL) >> 56) ^ seed);
+}
+
+static int rec_send(const tun_peer *peer, const uint8_t *data, size_t len,
+                    void *user_data) {
+  sent_rec *r = user_data;
+
+  (void)peer;
+  assert_true(len <= MSG_MAX);
+  assert_true(r->n < OUT_SLOTS);
+  memcpy(r->data[r->n], data, len);
+  r->len[r->n++] = len;
+  return 0;
+}
+
+static size_t rec_source(uint64_t sid, uint64_t offset, uint8_t *out,
+                         size_t cap, void *user_data) {
+  sent_rec *r = user_data;
+  size_t n = 0;
+
+  (void)sid;
+  while (n < cap && offset + n < r->serve_bytes) {
+    out[n] = pattern(offset + n, 0x33);
+    ++n;
+  }
+  return n;
+}
+
+static void rec_sink(uint64_t sid, uint64_t offset, const uint8_t *data,
+                     size_t len, void *user_data) {
+  sent_rec *r = user_data;
+  size_t i;
+
+  (void)sid;
+  if (offset != r->sunk) {
+    r->sink_bad = 1;
+  }
+  for (i = 0; i < len; ++i) {
+    if (data[i] != pattern(offset + i, 0x44)) {
+      r->sink_bad = 1;
+    }
+  }
+  r->sunk += len;
+}
+
+static const tun_srv_callbacks rec_cb = {
+    .send = rec_send, .source = rec_source, .sink = rec_sink};
+
+static void test_tunwire_base32(void **state) {
+  uint8_t in[150], out[150];
+  char text[256];
+  rp_ssize n, m;
+  size_t len, i;
+
+  (void)state;
+  for (len = 0; len < sizeof(in); ++len) {
+    for (i = 0; i < len; ++i) {
+      in[i] = (uint8_t)(i * 37 + len);
+    }
+    n = tun_base32_encode(text, sizeof(text), in, len);
+    assert_int_equal(n, (rp_ssize)((len * 8 + 4) / 5));
+    /* Upper case decodes too (0x20 randomisation). */
+    for (i = 0; i < (size_t)n; i += 2) {
+      if (text[i] >= 'a' && text[i] <= 'z') {
+        text[i] = (char)(text[i] - 'a' + 'A');
+      }
+    }
+    m = tun_base32_decode(out, sizeof(out), text, (size_t)n);
+    assert_int_equal(m, (rp_ssize)len);
+    assert_memory_equal(in, out, len);
+  }
+  assert_int_equal(tun_base32_decode(out, sizeof(out), "ab!d", 4),
+                   RP_ERR_MALFORMED);
+  assert_int_equal(tun_base32_decode(out, sizeof(out), "a", 1),
+                   RP_ERR_MALFORMED);
+  assert_int_equal(tun_base32_encode(text, 3, in, 10), RP_ERR_NOBUF);
+}
+
+static void test_tunwire_query_roundtrip(void **state) {
+  rp_dns_name domain;
+  uint8_t msg[TUN_WIRE_MAX_UP], back[TUN_WIRE_MAX_UP], q[MSG_MAX];
+  size_t cap, i;
+  rp_ssize n, m;
+  rp_dns_msg pq;
+
+  (void)state;
+  assert_int_equal(rp_dns_name_from_text(&domain, "t.example"), 0);
+  cap = tun_wire_up_capacity(&domain);
+  assert_int_equal(cap, 150);
+  for (i = 0; i < cap; ++i) {
+    msg[i] = (uint8_t)(255 - i);
+  }
+  n = tun_wire_build_query(q, sizeof(q), 0x1234, &domain, msg, cap, 1232);
+  assert_true(n > 0);
+  assert_int_equal(rp_dns_parse(&pq, q, (size_t)n), 0);
+  assert_int_equal(pq.question.qtype, RP_DNS_TYPE_TXT);
+  assert_true(pq.has_edns);
+  assert_int_equal(pq.edns_udp_size, 1232);
+  m = tun_wire_query_message(&pq, &domain, back, sizeof(back));
+  assert_int_equal(m, (rp_ssize)cap);
+  assert_memory_equal(msg, back, cap);
+  /* One byte too many does not fit. */
+  assert_int_equal(
+      tun_wire_build_query(q, sizeof(q), 1, &domain, msg, cap + 1, 1232),
+      RP_ERR_INVALID_ARGUMENT);
+  /* Segment sizes: about 930 payload bytes down, about 130 up. */
+  assert_true(tun_srv_down_mss(1232) >= 900 && tun_srv_down_mss(1232) < 935);
+  assert_int_equal(tun_srv_up_mss(&domain), 150 - 13 - 7 - 6);
+}
+
+static tun_srv *new_server(sent_rec *r, tun_mode mode, size_t max_sessions) {
+  tun_srv_settings s;
+  tun_srv *srv;
+
+  tun_srv_settings_default(&s, mode);
+  assert_int_equal(rp_dns_name_from_text(&s.domain, "t.example"), 0);
+  s.max_sessions = max_sessions;
+  s.max_held = 16;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, test_mem(), r), 0);
+  return srv;
+}
+
+static uint8_t last_rcode(const sent_rec *r) {
+  assert_true(r->n > 0);
+  return rp_dns_rcode(r->data[r->n - 1]);
+}
+
+static void test_tunwire_server_hostile(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv *srv = new_server(r, TUN_MODE_DNSTT, 2);
+  tun_peer peer = {.addrlen = 0};
+  rp_dns_name name;
+  uint8_t q[MSG_MAX], msg[64];
+  uint64_t seed = 7;
+  rp_ssize n;
+  size_t i, len;
+  int k;
+
+  (void)state;
+  /* Random bytes: dropped or answered, never a crash. */
+  for (k = 0; k < 20000; ++k) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    len = (size_t)(seed >> 33) % 300;
+    for (i = 0; i < len; ++i) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      q[i] = (uint8_t)(seed >> 40);
+    }
+    if (len > 2) {
+      q[2] = 0x01; /* a query, RD set */
+    }
+    assert_int_equal(tun_srv_on_datagram(srv, q, len, &peer, 0), 0);
+  }
+  /* A foreign name is REFUSED. */
+  r->n = 0;
+  assert_int_equal(rp_dns_name_from_text(&name, "www.example.com"), 0);
+  n = rp_dns_build_query(q, sizeof(q), 1, &name, RP_DNS_TYPE_TXT, 1232);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
+  assert_int_equal(last_rcode(r), RP_DNS_RCODE_REFUSED);
+  /* A name under the domain that is not base32 is FORMERR. */
+  assert_int_equal(rp_dns_name_from_text(&name, "x!y.t.example"), 0);
+  n = rp_dns_build_query(q, sizeof(q), 2, &name, RP_DNS_TYPE_TXT, 1232);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
+  assert_int_equal(last_rcode(r), RP_DNS_RCODE_FORMERR);
+  /* A bad arq frame in a good header is FORMERR. */
+  memset(msg, 0, sizeof(msg));
+  msg[0] = 9;
+  msg[TUN_WIRE_HDR_LEN + 6] = 200; /* sack too long */
+  assert_int_equal(rp_dns_name_from_text(&name, "t.example"), 0);
+  n = tun_wire_build_query(q, sizeof(q), 3, &name, msg, 30, 1232);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
+  assert_int_equal(last_rcode(r), RP_DNS_RCODE_FORMERR);
+  /* Sessions past the cap get SERVFAIL. */
+  for (i = 0; i < 3; ++i) {
+    memset(msg, 0, sizeof(msg));
+    msg[7] = (uint8_t)(100 + i);
+    n = tun_wire_build_query(q, sizeof(q), 4, &name, msg,
+                             TUN_WIRE_HDR_LEN + TUN_ARQ_HDR_FIXED, 1232);
+    assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
+  }
+  assert_int_equal(last_rcode(r), RP_DNS_RCODE_SERVFAIL);
+  /* Once the oldest session has been silent 5 s, a new one takes its
+     place. */
+  r->n = 0;
+  n = tun_wire_build_query(q, sizeof(q), 5, &name, msg,
+                           TUN_WIRE_HDR_LEN + TUN_ARQ_HDR_FIXED, 1232);
+  assert_int_equal(
+      tun_srv_on_datagram(srv, q, (size_t)n, &peer, 5 * RP_SECONDS), 0);
+  {
+    tun_srv_stats st;
+
+    tun_srv_get_stats(srv, &st);
+    assert_int_equal(st.sessions_evicted, 1);
+    assert_int_equal(st.sessions, 2);
+  }
+  tun_srv_del(srv);
+  test_free(r);
+}
+
+/* A poll with nothing to send is held up to 1 s and answered empty; data
+   that arrives meanwhile is answered at once. */
+static void test_tunwire_server_hold(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv *srv = new_server(r, TUN_MODE_DNSTT, 4);
+  tun_cli_settings cs;
+  tun_cli *cli;
+  tun_peer peer = {.addrlen = 0};
+  uint8_t q[MSG_MAX], up[100];
+  rp_tstamp now = 0;
+  rp_ssize n;
+
+  (void)state;
+  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
+  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
+  cs.sid = 42;
+  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, now, NULL);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  assert_int_equal(r->n, 0);
+  assert_int_equal(tun_srv_get_expiry(srv), now + RP_SECONDS);
+  now += RP_SECONDS - 1;
+  assert_int_equal(tun_srv_handle_expiry(srv, now), 0);
+  assert_int_equal(r->n, 0);
+  now += 1;
+  assert_int_equal(tun_srv_handle_expiry(srv, now), 0);
+  assert_int_equal(r->n, 1);
+  assert_int_equal(tun_cli_on_answer(cli, r->data[0], r->len[0], now), 0);
+  /* Hold a poll, then upload data: the server owes an ack and answers
+     the held poll first and the data query next, at once. */
+  n = tun_cli_build_query(cli, q, sizeof(q), 2, 2, now, NULL);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  assert_int_equal(r->n, 1);
+  memset(up, 0, sizeof(up));
+  assert_int_equal(tun_arq_write(tun_cli_arq(cli), up, sizeof(up)), sizeof(up));
+  n = tun_cli_build_query(cli, q, sizeof(q), 3, 3, now, NULL);
+  now += RP_MILLISECONDS;
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  assert_int_equal(r->n, 2);
+  assert_int_equal(rp_dns_get_id(r->data[1]), 2);
+  /* Server data answers the next poll at once. */
+  r->serve_bytes = 100;
+  n = tun_cli_build_query(cli, q, sizeof(q), 4, 4, now, NULL);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  assert_int_equal(r->n, 3);
+  assert_int_equal(tun_cli_on_answer(cli, r->data[2], r->len[2], now), 1);
+  tun_cli_del(cli);
+  tun_srv_del(srv);
+  test_free(r);
+}
+
+/* Held polls are capped per session (the oldest is answered to make
+   room) and an idle session is removed with its held queries. */
+static void test_tunwire_server_caps(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv *srv = new_server(r, TUN_MODE_DNSTT, 4);
+  tun_cli_settings cs;
+  tun_cli *cli;
+  tun_peer peer = {.addrlen = 0};
+  tun_srv_stats st;
+  uint8_t q[MSG_MAX];
+  rp_tstamp now = 0;
+  rp_ssize n;
+  int k;
+
+  (void)state;
+  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
+  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
+  cs.sid = 77;
+  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  for (k = 0; k < 20; ++k) {
+    n = tun_cli_build_query(cli, q, sizeof(q), (uint16_t)k, (uint16_t)k, now,
+                            NULL);
+    assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  }
+  /* 16 held at most: the 4 oldest were answered, in order. */
+  assert_int_equal(r->n, 4);
+  for (k = 0; k < 4; ++k) {
+    assert_int_equal(rp_dns_get_id(r->data[k]), k);
+  }
+  tun_srv_get_stats(srv, &st);
+  assert_int_equal(st.sessions, 1);
+  /* Idle for 60 s: held polls end at 1 s, the session at 60 s. */
+  now += RP_SECONDS;
+  assert_int_equal(tun_srv_handle_expiry(srv, now), 0);
+  assert_int_equal(r->n, 20);
+  now += 59 * RP_SECONDS;
+  assert_int_equal(tun_srv_get_expiry(srv), now);
+  assert_int_equal(tun_srv_handle_expiry(srv, now), 0);
+  tun_srv_get_stats(srv, &st);
+  assert_int_equal(st.sessions, 0);
+  assert_int_equal(st.sessions_expired, 1);
+  assert_int_equal(tun_srv_get_expiry(srv), RP_TSTAMP_UNSET);
+  tun_cli_del(cli);
+  tun_srv_del(srv);
+  test_free(r);
+}
+
+/* run_session moves |down| and |up| bytes between a client and a server in
+   memory; |inflight| queries are kept out; a query or its answer is lost
+   with |loss_pct|; answers take 20 ms. */
+static void run_session(tun_mode mode, size_t down, size_t up,
+                        unsigned loss_pct, unsigned inflight) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv *srv = new_server(r, mode, 4);
+  tun_cli_settings cs;
+  tun_cli *cli;
+  tun_peer peer = {.addrlen = 0};
+  uint8_t q[MSG_MAX], buf[MSG_MAX];
+  rp_tstamp now = 0;
+  uint64_t seed = 5, got = 0, wrote = 0;
+  unsigned out = 0, step = 0;
+  rp_ssize n;
+  size_t i, k;
+
+  tun_cli_settings_default(&cs, mode);
+  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
+  cs.sid = 0xabcdef;
+  cs.down_limit = 500;
+  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  r->serve_bytes = down;
+  /* Simplified: each step sends |inflight| queries, delivers the
+     answers the server gave 20 ms later, and drops some. */
+  while (got < down || r->sunk < up) {
+    assert_true(++step < 100000);
+    while (wrote < up) {
+      uint8_t chunk[256];
+      size_t c = up - wrote < sizeof(chunk) ? up - wrote : sizeof(chunk);
+
+      for (i = 0; i < c; ++i) {
+        chunk[i] = pattern(wrote + i, 0x44);
+      }
+      c = tun_arq_write(tun_cli_arq(cli), chunk, c);
+      if (c == 0) {
+        break;
+      }
+      wrote += c;
+    }
+    r->n = 0;
+    for (out = 0; out < inflight; ++out) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      n = tun_cli_build_query(cli, q, sizeof(q), (uint16_t)out,
+                              (uint16_t)(seed >> 48), now, NULL);
+      assert_true(n > 0);
+      if ((seed >> 33) % 100 < loss_pct) {
+        continue;
+      }
+      assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+    }
+    now += 20 * RP_MILLISECONDS;
+    assert_int_equal(tun_srv_handle_expiry(srv, now), 0);
+    for (k = 0; k < r->n; ++k) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      if ((seed >> 33) % 100 < loss_pct) {
+        continue;
+      }
+      (void)tun_cli_on_answer(cli, r->data[k], r->len[k], now);
+    }
+    tun_arq_handle_expiry(tun_cli_arq(cli), now);
+    while ((n = (rp_ssize)tun_arq_read(tun_cli_arq(cli), buf, sizeof(buf))) >
+           0) {
+      for (i = 0; i < (size_t)n; ++i) {
+        assert_int_equal(buf[i], pattern(got + i, 0x33));
+      }
+      got += (size_t)n;
+    }
+  }
+  assert_int_equal(got, down);
+  assert_int_equal(r->sunk, up);
+  assert_false(r->sink_bad);
+  tun_cli_del(cli);
+  tun_srv_del(srv);
+  test_free(r);
+}
+
+static void test_tunwire_session_dnstt(void **state) {
+  (void)state;
+  run_session(TUN_MODE_DNSTT, 200000, 20000, 0, 20);
+  run_session(TUN_MODE_DNSTT, 200000, 20000, 30, 20);
+}
+
+static void test_tunwire_session_md(void **state) {
+  (void)state;
+  run_session(TUN_MODE_MD, 100000, 10000, 0, 8);
+  run_session(TUN_MODE_MD, 100000, 10000, 30, 8);
+}
+
+static void test_tunwire_probe(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv *srv = new_server(r, TUN_MODE_MD, 4);
+  tun_peer peer = {.addrlen = 0};
+  rp_dns_name domain;
+  uint8_t q[MSG_MAX];
+  rp_ssize n;
+
+  (void)state;
+  assert_int_equal(rp_dns_name_from_text(&domain, "t.example"), 0);
+  n = tun_cli_build_probe(q, sizeof(q), 9, &domain, 77, 500);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
+  assert_int_equal(r->n, 1);
+  assert_true(tun_cli_check_probe(r->data[0], r->len[0], 77, 500));
+  assert_false(tun_cli_check_probe(r->data[0], r->len[0], 78, 500));
+  assert_false(tun_cli_check_probe(r->data[0], r->len[0], 77, 499));
+  tun_srv_del(srv);
+  test_free(r);
+}
+
+/* The client takes only NOERROR answers with a TXT frame; hostile bytes
+   never crash it. */
+static void test_tunwire_client_hostile(void **state) {
+  tun_cli_settings cs;
+  tun_cli *cli;
+  uint8_t q[MSG_MAX], a[MSG_MAX];
+  uint64_t seed = 11;
+  rp_ssize n, m;
+  rp_dns_msg pq;
+  size_t i, len;
+  int k;
+
+  (void)state;
+  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
+  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
+  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  for (k = 0; k < 20000; ++k) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    len = (size_t)(seed >> 33) % 600;
+    for (i = 0; i < len; ++i) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      a[i] = (uint8_t)(seed >> 40);
+    }
+    assert_true(tun_cli_on_answer(cli, a, len, 0) < 0);
+  }
+  n = tun_cli_build_query(cli, q, sizeof(q), 5, 6, 0, NULL);
+  assert_true(n > 0);
+  m = rp_dns_build_error(a, sizeof(a), q, (size_t)n, RP_DNS_RCODE_REFUSED);
+  assert_true(m > 0);
+  assert_int_equal(tun_cli_on_answer(cli, a, (size_t)m, 0), RP_ERR_PROTO);
+  /* A TXT answer whose frame is garbage is refused by the arq. */
+  assert_int_equal(rp_dns_parse(&pq, q, (size_t)n), 0);
+  m = rp_dns_build_txt_answer(a, sizeof(a), &pq, 0, (const uint8_t *)"xyz", 3);
+  assert_int_equal(tun_cli_on_answer(cli, a, (size_t)m, 0), RP_ERR_MALFORMED);
+  tun_cli_del(cli);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_tunwire_base32),
+      cmocka_unit_test(test_tunwire_query_roundtrip),
+      cmocka_unit_test(test_tunwire_server_hostile),
+      cmocka_unit_test(test_tunwire_server_hold),
+      cmocka_unit_test(test_tunwire_server_caps),
+      cmocka_unit_test(test_tunwire_session_dnstt),
+      cmocka_unit_test(test_tunwire_session_md),
+      cmocka_unit_test(test_tunwire_probe),
+      cmocka_unit_test(test_tunwire_client_hostile),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

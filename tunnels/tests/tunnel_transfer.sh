@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# tunnel_transfer.sh: one checksummed transfer through a tunnel and fake
+# resolvers on loopback.
+#
+# usage: tunnel_transfer.sh KIND DOWN UP [CLIENT-ARGS...] -- RESOLVER-SPEC...
+#   KIND          dnstt | md
+#   DOWN, UP      bytes to download and upload (K/M suffixes)
+#   CLIENT-ARGS   extra client options (e.g. --duplication 1); the script
+#                 takes "--expect JQ-EXPR" itself: the expression must be
+#                 true on the client's JSON line
+#   RESOLVER-SPEC fakeres -r specs; each becomes one resolver
+# Env: RP_BUILD_DIR (build tree), TUN_TIME_LIMIT (seconds, default 100,
+# below the ctest timeout so that the script always cleans up).
+# Passes when the client reports every byte intact, the server received
+# every uploaded byte with the right pattern and the sink file is whole.
+set -u
+
+kind=$1 down=$2 up=$3
+shift 3
+client_args=()
+expects=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  if [ "$1" = "--expect" ]; then
+    expects+=("$2")
+    shift 2
+    continue
+  fi
+  client_args+=("$1")
+  shift
+done
+[ $# -gt 0 ] && shift
+specs=("$@")
+
+build=${RP_BUILD_DIR:?RP_BUILD_DIR is not set}
+limit=${TUN_TIME_LIMIT:-100}
+domain=t.example
+case $kind in
+  dnstt) server=$build/tunnels/tun-dnstt-server client=$build/tunnels/tun-dnstt-client ;;
+  md) server=$build/tunnels/tun-md-server client=$build/tunnels/tun-md-client ;;
+  *) echo "unknown kind $kind" >&2; exit 2 ;;
+esac
+fakeres=$build/fake-resolvers/fakeres
+
+work=$(mktemp -d)
+srv_pid="" fr_pid=""
+cleanup() {
+  [ -n "$fr_pid" ] && kill -TERM "$fr_pid" 2>/dev/null && wait "$fr_pid" 2>/dev/null
+  [ -n "$srv_pid" ] && kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# wait_line FILE: waits up to 5 s for a first line in FILE.
+wait_line() {
+  local i
+  for i in $(seq 1 100); do
+    [ -s "$1" ] && head -1 "$1" | grep -q '}' && return 0
+    sleep 0.05
+  done
+  echo "no output in $1" >&2
+  return 1
+}
+
+"$server" --listen 127.0.0.1:0 --domain $domain --serve-bytes "$down" \
+  --sink "$work/sink" >"$work/server.out" 2>"$work/server.err" &
+srv_pid=$!
+wait_line "$work/server.out" || exit 1
+srv_addr=$(head -1 "$work/server.out" | jq -r .listen)
+
+fr_args=()
+for s in "${specs[@]}"; do
+  fr_args+=(-r "$s")
+done
+"$fakeres" "${fr_args[@]}" --seed 1 --upstream "$srv_addr" \
+  >"$work/fakeres.out" 2>"$work/fakeres.err" &
+fr_pid=$!
+wait_line "$work/fakeres.out" || exit 1
+res_args=()
+for a in $(head -1 "$work/fakeres.out" | jq -r '.resolvers[].udp'); do
+  res_args+=(--resolver "$a")
+done
+
+start=$(date +%s.%N)
+timeout "$limit" "$client" "${res_args[@]}" --domain $domain \
+  --download-bytes "$down" --upload-bytes "$up" --measure \
+  "${client_args[@]}" >"$work/client.out" 2>"$work/client.err"
+crc=$?
+end=$(date +%s.%N)
+
+kill -TERM "$fr_pid" 2>/dev/null; wait "$fr_pid" 2>/dev/null; fr_pid=""
+kill -TERM "$srv_pid" 2>/dev/null; wait "$srv_pid"; src=$?; srv_pid=""
+
+echo "client: $(cat "$work/client.out")"
+echo "server: $(tail -1 "$work/server.out")"
+echo "fakeres: $(tail -1 "$work/fakeres.out")"
+echo "wall: $(echo "$end - $start" | bc) s"
+[ -s "$work/client.err" ] && { echo "client stderr:"; head -20 "$work/client.err"; }
+[ -s "$work/server.err" ] && { echo "server stderr:"; head -20 "$work/server.err"; }
+
+fail=0
+check() {
+  if [ "$2" != "$3" ]; then
+    echo "FAIL: $1: got '$2', want '$3'"
+    fail=1
+  fi
+}
+down_bytes=$(numfmt --from=iec "$down")
+up_bytes=$(numfmt --from=iec "$up")
+cl=$(cat "$work/client.out")
+sv=$(tail -1 "$work/server.out")
+check "client exit status" "$crc" 0
+check "server exit status" "$src" 0
+check "client complete" "$(echo "$cl" | jq -r .complete)" true
+check "download pattern" "$(echo "$cl" | jq -r .down_ok)" true
+check "bytes down" "$(echo "$cl" | jq -r .bytes_down)" "$down_bytes"
+check "bytes up (server)" "$(echo "$sv" | jq -r .bytes_up)" "$up_bytes"
+check "upload pattern" "$(echo "$sv" | jq -r .up_pattern_ok)" true
+check "sink size" "$(stat -c %s "$work/sink")" "$up_bytes"
+for e in "${expects[@]}"; do
+  check "expect $e" "$(echo "$cl" | jq -r "$e")" true
+done
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
