@@ -45,6 +45,9 @@ uint64_t tun_app_fnv1a(uint64_t h, const uint8_t *data, size_t len);
    Returns 0 or RP_ERR_CONFIG. */
 int tun_app_parse_addr(const char *text, struct sockaddr_storage *ss);
 
+/* TUN_APP_ADDR_LEN is enough for "[v6 address]:port" with its NUL. */
+#define TUN_APP_ADDR_LEN 64
+
 /* tun_app_format_addr writes |sa| as "host:port" into |out|. */
 void tun_app_format_addr(const struct sockaddr *sa, char *out, size_t cap);
 

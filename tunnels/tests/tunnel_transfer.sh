@@ -7,7 +7,11 @@
 #   DOWN, UP      bytes to download and upload (K/M suffixes)
 #   CLIENT-ARGS   extra client options (e.g. --duplication 1); the script
 #                 takes "--expect JQ-EXPR" itself: the expression must be
-#                 true on the client's JSON line
+#                 true on the client's JSON line, and "--compare-first S":
+#                 after the transfer, the same client without --pool and
+#                 its pool options downloads for S seconds straight from
+#                 the first resolver and both kbps are printed (for
+#                 information; the test does not depend on it)
 #   RESOLVER-SPEC fakeres -r specs; each becomes one resolver
 # Env: RP_BUILD_DIR (build tree), TUN_TIME_LIMIT (seconds, default 100,
 # below the ctest timeout so that the script always cleans up).
@@ -19,9 +23,15 @@ kind=$1 down=$2 up=$3
 shift 3
 client_args=()
 expects=()
+compare_first=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   if [ "$1" = "--expect" ]; then
     expects+=("$2")
+    shift 2
+    continue
+  fi
+  if [ "$1" = "--compare-first" ]; then
+    compare_first=$2
     shift 2
     continue
   fi
@@ -87,6 +97,26 @@ timeout "$limit" "$client" "${res_args[@]}" --domain $domain \
 crc=$?
 end=$(date +%s.%N)
 
+# The same client straight to the first resolver, for S seconds (no
+# upload, so the server's upload counters stay those of the transfer).
+first_line=""
+if [ -n "$compare_first" ]; then
+  direct_args=()
+  skip=0
+  for a in "${client_args[@]}"; do
+    if [ $skip -eq 1 ]; then skip=0; continue; fi
+    case $a in
+      --pool|--pool-verbose) ;;
+      --pool-config|--pool-check-bytes|--udp-workers) skip=1 ;;
+      *) direct_args+=("$a") ;;
+    esac
+  done
+  sleep 1 # let the resolvers' rate limits refill
+  first_line=$(timeout $((compare_first + 20)) "$client" \
+    --resolver "${res_args[1]}" --domain $domain --seconds "$compare_first" \
+    "${direct_args[@]}" 2>/dev/null | tail -1)
+fi
+
 kill -TERM "$fr_pid" 2>/dev/null; wait "$fr_pid" 2>/dev/null; fr_pid=""
 kill -TERM "$srv_pid" 2>/dev/null; wait "$srv_pid"; src=$?; srv_pid=""
 
@@ -94,6 +124,13 @@ echo "client: $(cat "$work/client.out")"
 echo "server: $(tail -1 "$work/server.out")"
 echo "fakeres: $(tail -1 "$work/fakeres.out")"
 echo "wall: $(echo "$end - $start" | bc) s"
+if [ -n "$first_line" ]; then
+  pool_kbps=$(jq -r .kbps_down "$work/client.out")
+  first_kbps=$(echo "$first_line" | jq -r .kbps_down)
+  echo "first resolver alone (${compare_first} s): $first_kbps kbps down;" \
+    "this transfer: $pool_kbps kbps down;" \
+    "ratio $(echo "scale=2; $pool_kbps / ($first_kbps + 0.001)" | bc)"
+fi
 [ -s "$work/client.err" ] && { echo "client stderr:"; head -20 "$work/client.err"; }
 [ -s "$work/server.err" ] && { echo "server stderr:"; head -20 "$work/server.err"; }
 
