@@ -499,6 +499,27 @@ def run_round(setup, cd, rnd, opts, ctx_static):
     return rec
 
 
+def take_pool_stats(rec, st):
+    """Copy a pool's stats (respool --stats-json, or a tunnel client's
+    pool_stats) into the round record, per resolver under fakeres's names."""
+    if not isinstance(st, dict):
+        return
+    rec["relay_stats"] = st
+    pool = st.get("pool", {})
+    names = {r["udp"]: r["name"] for r in rec.get("resolvers", [])}
+    per = {}
+    for r in st.get("resolvers") or []:
+        if isinstance(r, dict):
+            n = names.get(r.get("name") or r.get("address"), r.get("name"))
+            per[str(n)] = {k: v for k, v in r.items()
+                           if isinstance(v, (int, float, str))}
+    if per:
+        rec["relay_resolvers"] = per
+    for k in ("copies", "hedges", "resends", "failed", "waits"):
+        if k in pool:
+            rec[k] = pool[k]
+
+
 def collect(rec, wd, cd):
     counts = [j for j in json_lines(os.path.join(wd, "fakeres.out"))
               if j.get("resolvers") and "queries" in j["resolvers"][0]]
@@ -523,26 +544,12 @@ def collect(rec, wd, cd):
     if rel and rel.get("stats_json"):
         path = subst_str(rel["stats_json"], {"workdir": wd})
         try:
-            st = load_json(path)
-            rec["relay_stats"] = st
-            pool = st.get("pool", {}) if isinstance(st, dict) else {}
-            # The relay's view of each resolver, under fakeres's names.
-            names = {r["udp"]: r["name"] for r in rec.get("resolvers", [])}
-            per = {}
-            for r in (st.get("resolvers") or []) if isinstance(st, dict) \
-                    else []:
-                if isinstance(r, dict):
-                    n = names.get(r.get("name") or r.get("address"),
-                                  r.get("name"))
-                    per[str(n)] = {k: v for k, v in r.items()
-                                   if isinstance(v, (int, float, str))}
-            if per:
-                rec["relay_resolvers"] = per
-            for k in ("copies", "hedges", "resends", "failed", "waits"):
-                if k in pool:
-                    rec[k] = pool[k]
+            take_pool_stats(rec, load_json(path))
         except (OSError, ValueError):
             pass
+    elif isinstance((rec.get("client") or {}).get("pool_stats"), dict):
+        # A client that embeds the pool reports its stats in its own JSON.
+        take_pool_stats(rec, rec["client"]["pool_stats"])
     for name in ("client", "relay", "server", "fakeres"):
         t = tail(os.path.join(wd, name + ".err"), 2)
         if t and (not rec.get("ok") or name == "relay"):
