@@ -191,7 +191,149 @@ typedef struct rp_settings {
   /* log_categories is a mask of RP_LOG_CAT_* passed to callbacks.log. */
   uint32_t log_categories;
   /* The tuning constants of DESIGN.md section 5 follow; each documents
-     its unit. (Filled in by the core.) */
+     its unit. docs/pool-behaviour.md says why each is there and which
+     test covers it. */
+
+  /* --- Choice (load_balance auto) --- */
+  /* latency_window is the span of the fastest-answer latency, ns (10 s). */
+  rp_duration latency_window;
+  /* band_ratio: a resolver costing at most band_ratio x the cheapest
+     cost + band_slack is equally good (1.2). */
+  double band_ratio;
+  /* band_slack is the additive part of the equal-cost band, ns (5 ms). */
+  rp_duration band_slack;
+  /* band_loss is how far above the lowest loss a resolver's loss may be
+     (its lower confidence bound) and still be equally good, ratio
+     (0.02 = 2 points). */
+  double band_loss;
+  /* loss_z is the z of the Wilson interval of the loss (1.96 = 95 %). */
+  double loss_z;
+  /* loss_window is the time constant of the loss estimate's exponential
+     decay, in seconds (10.0): the same memory at 1 q/s and at 10 000
+     q/s. (A double in seconds, not an rp_duration, for compatibility.) */
+  double loss_window;
+  /* probation_answers is how many answers (refusals count) a new
+     resolver gives before it may have more than one query in flight
+     (8). */
+  uint32_t probation_answers;
+  /* retry_left_out is how often a resolver left out of the band gets a
+     query again, ns (2 s). At most one such retry goes with each client
+     query, so many left-out resolvers are retried less often. */
+  rp_duration retry_left_out;
+
+  /* --- Learned caps --- */
+  /* cap_refusal_factor: after a refusal, cap = this x recent answer
+     rate (1.2). */
+  double cap_refusal_factor;
+  /* cap_drop_factor: after a drop while answering others, cap = this x
+     recent answer rate (0.9). */
+  double cap_drop_factor;
+  /* cap_growth is the cap's growth per second while the resolver answers
+     without trouble, ratio/s (0.10). */
+  double cap_growth;
+  /* cap_lift_after: a cap that held nothing back and saw no trouble for
+     this long is lifted, ns (3 s). */
+  rp_duration cap_lift_after;
+  /* rate_window is the span of the recent answer rate, ns (3 s); a
+     resolver in use for less is measured over its time in use. */
+  rp_duration rate_window;
+  /* overflow_grace: for this long after the pool sent a resolver
+     overflow (a send past the cap, or queries in flight when the cap was
+     lowered), its refusals and drops do not lower the cap, ns (1 s). */
+  rp_duration overflow_grace;
+  /* quiet_spell: a refusal with no trouble for this long before it is
+     after a quiet spell, ns (3 s). */
+  rp_duration quiet_spell;
+  /* quiet_max_step is the largest fraction a refusal after a quiet spell
+     lowers the cap by (0.3). */
+  double quiet_max_step;
+  /* assume_answers: a first refusal before this many answers assumes
+     assume_qps (10). */
+  uint32_t assume_answers;
+  /* assume_qps is the answer rate assumed then, queries/s (10). */
+  double assume_qps;
+  /* bucket_depth is the token bucket's depth as a span of the cap, ns
+     (200 ms: cap 30 q/s -> 6 tokens; never below one token). */
+  rp_duration bucket_depth;
+  /* token_wait is how long a query waits for a token when
+     wait_for_token, ns (300 ms). */
+  rp_duration token_wait;
+  /* past_cap_interval: one waiting query per resolver per this span is
+     sent past the cap, ns (100 ms). */
+  rp_duration past_cap_interval;
+  /* trouble_recent: a resolver that refused or lost a query this recently
+     gets no send past its cap, and its cap does not grow, ns (2 s). */
+  rp_duration trouble_recent;
+
+  /* --- Hedging --- */
+  /* hedge_devs is the number of deviations past the mean after which a
+     query is also tried elsewhere (4). */
+  double hedge_devs;
+  /* hedge_min_dev is the smallest deviation term of that, ns (10 ms). */
+  rp_duration hedge_min_dev;
+  /* early_hedge_rtts: a query at a resolver that lost lately is hedged
+     after this many fastest latencies when that is sooner (2). */
+  double early_hedge_rtts;
+  /* lossy_recent: a resolver lost something "lately" when its last loss
+     is this recent, ns (10 s). */
+  rp_duration lossy_recent;
+  /* hedge_lossy_loss: a first resolver whose loss lower bound exceeds
+     this "really loses": its hedge may go to any resolver (0.05). */
+  double hedge_lossy_loss;
+  /* max_hedges is the most hedges per query (2). */
+  uint32_t max_hedges;
+
+  /* --- Copies --- */
+  /* copy_delay_rtt is the delay of a copy after the first send, in round
+     trips of the first resolver (0.25). */
+  double copy_delay_rtt;
+  /* copy_small_ratio: an answer shorter than this x the largest recent
+     answer is small (0.5). */
+  double copy_small_ratio;
+  /* copy_window is how many copies' answers are judged at once (8). */
+  uint32_t copy_window;
+  /* copy_step is how much the copies per query change per judgement
+     (0.5). */
+  double copy_step;
+  /* copy_probe_interval: when no copies are sent, a few are tried this
+     often, ns (2 s). */
+  rp_duration copy_probe_interval;
+  /* copy_probe_queries is how many queries get a copy then (4). */
+  uint32_t copy_probe_queries;
+  /* answer_size_window is the span of the largest recent answer, ns
+     (10 s). */
+  rp_duration answer_size_window;
+
+  /* --- Down and back --- */
+  /* down_copy_interval: a down resolver gets a copy of a live query this
+     often, ns (1 s). */
+  rp_duration down_copy_interval;
+  /* probe_name is the name of a built probe query ("" = none: probes are
+     then copies of the most recent client query). */
+  char probe_name[256];
+  /* probe_qtype is the type of the built probe query (TXT). */
+  uint16_t probe_qtype;
+
+  /* --- Scores and other strategies --- */
+  /* score_answer, score_refusal and score_failure change the score on an
+     answer (+1), a refusal (-4) and a timeout or network error (-4). */
+  int score_answer;
+  int score_refusal;
+  int score_failure;
+  /* stat_min_samples: lowest_latency and least_loss count a resolver's
+     latency and loss after this many samples (5, as MasterDnsVPN). */
+  uint32_t stat_min_samples;
+  /* ll_unknown_latency is the latency assumed before that, ns (999 ms). */
+  rp_duration ll_unknown_latency;
+  /* ll_unknown_loss is the loss score (per mille) assumed before that
+     (200). */
+  uint32_t ll_unknown_loss;
+
+  /* --- Bounds --- */
+  /* max_query_len is the longest client query kept, bytes (1232; longer
+     queries are failed with SERVFAIL). Each in-flight slot holds this
+     many bytes. */
+  size_t max_query_len;
 } rp_settings;
 
 /* rp_settings_default fills |settings| with the defaults for |kind|. */
@@ -228,7 +370,9 @@ typedef struct rp_client {
 
 /* rp_callbacks is how the core acts. Pointers passed to a callback are
    borrowed and valid only during the call. A callback returning non-zero
-   makes the calling function return RP_ERR_CALLBACK_FAILURE. */
+   makes the calling function return RP_ERR_CALLBACK_FAILURE. A callback
+   must not call an rp_pool_* function of the same pool (the core is not
+   re-entrant): report a send that fails inline later, from the loop. */
 typedef struct rp_callbacks {
   /* send_query sends |len| bytes (ID already set to |upstream_id|) to the
      resolver |resolver_id|, whose user_data is |resolver_user_data|.

@@ -1,0 +1,335 @@
+/*
+ * core.h: internal structures of the pool core, shared by its modules
+ * (pool.c, select.c, settings.c). Not public API.
+ *
+ * Ownership: the pool owns every rp_res (one allocation each, at
+ * rp_pool_add_resolver), the query table (one allocation of
+ * max_inflight slots at rp_pool_new, with their byte slots) and the ID
+ * map. Nothing on the query path allocates.
+ */
+#ifndef RP_CORE_CORE_H
+#define RP_CORE_CORE_H
+
+#include "respool.h"
+#include "dns.h"
+#include "health.h"
+#include "idmap.h"
+#include "pq.h"
+#include "ratelim.h"
+#include "rtt.h"
+#include "util.h"
+
+/* RP_CORE_MAX_TRIES is the most tries one query may have over its life
+   (first send, copies, hedges, resends, a down copy, a TCP retry). */
+#define RP_CORE_MAX_TRIES 12
+/* RP_CORE_MAX_DUPLICATE is the largest settings.duplicate. */
+#define RP_CORE_MAX_DUPLICATE 10
+/* RP_CORE_TRIES_PER_QUERY sizes the ID map: open tries per query on
+   average at the most (a full map makes a send find no capacity). */
+#define RP_CORE_TRIES_PER_QUERY 6
+/* RP_CORE_MAX_RESOLVERS is the largest settings.max_resolvers. */
+#define RP_CORE_MAX_RESOLVERS ((size_t)1 << 24)
+/* RP_CORE_RES_MAX_INFLIGHT is the most tries open at one resolver: the
+   16-bit ID space must keep random draws cheap. */
+#define RP_CORE_RES_MAX_INFLIGHT 16384
+/* RP_CORE_ID_DRAWS is how many random IDs are drawn before giving up. */
+#define RP_CORE_ID_DRAWS 16
+/* RP_CORE_NAME_LEN is the room for a resolver's name in logs. */
+#define RP_CORE_NAME_LEN 48
+/* RP_CORE_NONE is "no resolver". */
+#define RP_CORE_NONE UINT32_MAX
+
+/* Kinds of a try. */
+typedef enum rp_try_kind {
+  RP_TRY_FIRST = 0, /* the query's first send */
+  RP_TRY_RESEND,    /* after a refusal, error or timeout */
+  RP_TRY_HEDGE,     /* past mean + 4 deviations */
+  RP_TRY_COPY,      /* duplicate > 1 */
+  RP_TRY_RETRY,     /* a left-out resolver tried again */
+  RP_TRY_DOWNCOPY,  /* a copy to a down resolver */
+  RP_TRY_STREAM,    /* a truncated answer asked again over the stream */
+  RP_TRY_PASTCAP    /* a waiting query sent past the cap */
+} rp_try_kind;
+
+/* Where an up resolver is, for load_balance auto. */
+typedef enum rp_where {
+  RP_WHERE_NONE = 0, /* in no set (being moved) */
+  RP_WHERE_BAND,     /* equally good: the LRU heap */
+  RP_WHERE_OUT,      /* left out: retried every retry_left_out */
+  RP_WHERE_TOKEN,    /* no token: waits on its timer */
+  RP_WHERE_BUSY,     /* in probation with its one query in flight */
+  RP_WHERE_DOWN      /* down: copies and probes on its timer */
+} rp_where;
+
+/* Kinds of a timer. */
+typedef enum rp_timer_kind { RP_TIMER_QUERY = 0, RP_TIMER_RES } rp_timer_kind;
+
+typedef struct rp_timer {
+  rp_pq_entry pe;
+  /* at is when the timer fires, ns. */
+  rp_tstamp at;
+  /* seq orders timers that fire at once (deterministic ties). */
+  uint64_t seq;
+  rp_timer_kind kind;
+} rp_timer;
+
+typedef struct rp_query rp_query;
+
+typedef struct rp_try {
+  /* res_node links the try into its resolver's open tries. */
+  rp_list res_node;
+  /* query is the query the try belongs to. */
+  rp_query *query;
+  /* sent is when the try was sent. */
+  rp_tstamp sent;
+  /* hedge_at is when to hedge it, RP_TSTAMP_UNSET for never. */
+  rp_tstamp hedge_at;
+  /* expire_at is sent + per_attempt. */
+  rp_tstamp expire_at;
+  /* res is the resolver slot. */
+  uint32_t res;
+  uint16_t upstream_id;
+  uint8_t kind;
+  /* open is 1 until an answer, refusal, error or expiry closes it. */
+  uint8_t open;
+  /* hedged is 1 once a hedge was sent for it. */
+  uint8_t hedged;
+  /* past_cap is 1 for a send past the cap. */
+  uint8_t past_cap;
+  /* under_cap is 1 for a send within the cap trouble last set
+     (rp_ratelim_within_safe): its drop is loss, not overflow. */
+  uint8_t under_cap;
+} rp_try;
+
+struct rp_query {
+  rp_timer timer;
+  /* node links the query into the live list or the free list. */
+  rp_list node;
+  /* wait_node links a waiting query into the wait list. */
+  rp_list wait_node;
+  rp_client client;
+  rp_dns_question question;
+  /* buf holds |len| bytes of the query as the client sent it. */
+  uint8_t *buf;
+  size_t len;
+  uint16_t client_id;
+  uint32_t idx;
+  rp_tstamp submitted;
+  rp_tstamp deadline_at;
+  /* wait_until is the end of a wait for a token, or UNSET. */
+  rp_tstamp wait_until;
+  /* wait_end is the end of the query's wait budget (token_wait after it
+     first waited), or UNSET before it waited. */
+  rp_tstamp wait_end;
+  /* copy_at is when the copies go, or UNSET. */
+  rp_tstamp copy_at;
+  /* active is 1 while the slot is in use. */
+  uint8_t active;
+  /* answered is 1 once the client got an answer or a failure. */
+  uint8_t answered;
+  uint8_t ntries;
+  uint8_t nopen;
+  uint8_t nhedges;
+  /* copies is how many copies this query is to get. */
+  uint8_t copies;
+  uint8_t waited;
+  rp_try tries[RP_CORE_MAX_TRIES];
+};
+
+typedef struct rp_res {
+  uint32_t slot;
+  uint32_t flags;
+  void *user_data;
+  char name[RP_CORE_NAME_LEN];
+  rp_where where;
+  /* probation is 1 until probation_answers replies. */
+  int probation;
+  /* tiebreak orders resolvers never used (random at add). */
+  uint64_t tiebreak;
+  rp_tstamp added;
+  /* last_used is the last send, 0 before any. */
+  rp_tstamp last_used;
+  /* use_seq orders sends (LRU): many sends share one |now| when a
+     driver handles a batch, and time alone would not order them. */
+  uint64_t use_seq;
+  /* e_lru is in the band heap or the out heap (by last_used). */
+  rp_pq_entry e_lru;
+  /* e_cost is in the cost heap (up, latency known). */
+  rp_pq_entry e_cost;
+  /* e_loss is in the loss heap (up, some tries closed). */
+  rp_pq_entry e_loss;
+  /* e_unlim is in the copy-target heap (up, uncapped, no probation). */
+  rp_pq_entry e_unlim;
+  /* e_strat is in the heap of lowest_latency or least_loss. */
+  rp_pq_entry e_strat;
+  /* e_pastcap is in the past-cap heap while in RP_WHERE_TOKEN. */
+  rp_pq_entry e_pastcap;
+  /* timer: next token (TOKEN) or next copy/probe (DOWN). */
+  rp_timer timer;
+  /* tries lists the open tries. */
+  rp_list tries;
+  /* rr_node links the resolver into the round robin ring. */
+  rp_list rr_node;
+  /* down_node links a down resolver whose live copy is due into the
+     pool's down_wait list (no live query was there at its timer). */
+  rp_list down_node;
+  uint32_t inflight;
+  /* cost is latency / (1 - loss), ns as double; < 0 when unknown. */
+  double cost;
+  /* strat_key is the key of e_strat. */
+  double strat_key;
+  /* pastcap_at is the key of e_pastcap. */
+  rp_tstamp pastcap_at;
+  /* fw_weight is the resolver's weight in the weighted Fenwick tree. */
+  uint64_t fw_weight;
+  int down;
+  rp_rtt rtt;
+  rp_health health;
+  rp_ratelim rl;
+  /* replies counts answers and refusals (probation). */
+  uint64_t replies;
+  uint64_t sent, answered, refused, dropped, errors, copies, hedges, probes;
+  /* Probe state: one standalone probe at a time. */
+  int probe_open;
+  uint16_t probe_id;
+  rp_tstamp probe_sent;
+  rp_tstamp last_probe;
+  rp_tstamp last_down_copy;
+  rp_dns_question probe_q;
+  /* probe_copy is 1 when the probe copies a client query: its answer
+     goes to |probe_client| (ID |probe_client_id|) as an extra answer. */
+  int probe_copy;
+  rp_client probe_client;
+  uint16_t probe_client_id;
+} rp_res;
+
+struct rp_pool {
+  rp_settings set;
+  rp_callbacks cb;
+  rp_mem mem;
+  void *user_data;
+
+  /* res is indexed by slot; |res_cap| slots, NULL when free. */
+  rp_res **res;
+  size_t res_cap;
+  /* res_hint: every slot below it is in use. */
+  size_t res_hint;
+  size_t nres;
+  size_t nup;
+
+  /* The query table: max_inflight slots. */
+  rp_query *queries;
+  uint8_t *qbufs;
+  rp_list free_q;
+  rp_list live_q;
+  rp_list wait_q;
+  size_t ninflight;
+
+  rp_idmap ids;
+
+  rp_pq timers;
+  rp_pq band;
+  rp_pq out;
+  rp_pq cost;
+  rp_pq loss;
+  rp_pq unlim;
+  rp_pq strat;
+  rp_pq pastcap;
+  uint64_t timer_seq;
+  /* use_seq numbers sends for the LRU order. */
+  uint64_t use_seq;
+
+  /* down_wait lists down resolvers waiting for a live query to copy. */
+  rp_list down_wait;
+
+  /* Round robin ring and cursor. */
+  rp_list rr_ring;
+  rp_list *rr_next;
+
+  /* Fenwick tree of weights (weighted), |fw_n| = res_cap. */
+  uint64_t *fw;
+
+  /* scratch holds one answer being delivered (RP_DNS_MAX_MSG_LEN). */
+  uint8_t *scratch;
+  /* last_q holds the most recent client query (probes). */
+  uint8_t *last_q;
+  size_t last_q_len;
+  /* last_client is the client of |last_q|. */
+  rp_client last_client;
+
+  /* Adaptive copies. */
+  double copy_level;
+  double copy_credit;
+  uint32_t copy_full;
+  uint32_t copy_small;
+  rp_tstamp copy_probe_at;
+  uint32_t copy_probe_left;
+  /* Largest recent answer: two windows of answer_size_window. */
+  size_t big_cur, big_prev;
+  uint64_t big_epoch;
+
+  rp_pool_stats stats;
+};
+
+/* --- select.c --- */
+
+/* rp_select_primary picks a resolver for a send of |q| with the pool's
+   strategy, taking a token; RP_CORE_NONE when none has capacity. */
+uint32_t rp_select_primary(rp_pool *pool, rp_query *q, rp_tstamp now);
+
+/* rp_select_hedge picks the target of a hedge of |q| whose slow try is
+   at |first|; RP_CORE_NONE when none fits. */
+uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
+                         rp_tstamp now);
+
+/* rp_select_copy picks a copy target for |q| (uncapped, soonest and
+   surest); RP_CORE_NONE when none. */
+uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now);
+
+/* rp_select_left_out returns a left-out resolver due for its retry, or
+   RP_CORE_NONE. */
+uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now);
+
+/* rp_select_past_cap returns a resolver that may take a send past its
+   cap now, or RP_CORE_NONE. */
+uint32_t rp_select_past_cap(rp_pool *pool, rp_query *q, rp_tstamp now);
+
+/* rp_select_place puts an up resolver in the set it belongs in (the
+   heaps have room: rp_pool_add_resolver reserved it). */
+void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now);
+
+/* rp_select_unplace takes |r| out of its set (band, out, token). */
+void rp_select_unplace(rp_pool *pool, rp_res *r);
+
+/* rp_select_refresh recomputes |r|'s cost and keys after its stats
+   changed, and moves it between band and out. */
+void rp_select_refresh(rp_pool *pool, rp_res *r, rp_tstamp now);
+
+/* rp_select_has_open returns 1 if |q| has an open try at |slot|. */
+int rp_select_has_open(const rp_query *q, uint32_t slot);
+
+/* rp_select_fw_set sets the weighted strategy's weight of |r|. */
+void rp_select_fw_set(rp_pool *pool, rp_res *r, uint64_t weight);
+
+/* --- pool.c helpers used by select.c --- */
+
+/* rp_pool_timer_set arms |t| at |at| (RP_TSTAMP_UNSET disarms). */
+void rp_pool_timer_set(rp_pool *pool, rp_timer *t, rp_tstamp at);
+
+/* rp_pool_rand32 draws 32 random bits from callbacks.rand. */
+uint32_t rp_pool_rand32(rp_pool *pool);
+
+/* Heap orders (select.c). */
+int rp_select_less_lru(const rp_pq_entry *a, const rp_pq_entry *b);
+int rp_select_less_cost(const rp_pq_entry *a, const rp_pq_entry *b);
+int rp_select_less_loss(const rp_pq_entry *a, const rp_pq_entry *b);
+int rp_select_less_unlim(const rp_pq_entry *a, const rp_pq_entry *b);
+int rp_select_less_strat(const rp_pq_entry *a, const rp_pq_entry *b);
+int rp_select_less_pastcap(const rp_pq_entry *a, const rp_pq_entry *b);
+
+/* --- settings.c --- */
+
+/* rp_settings_check returns 0 or RP_ERR_INVALID_ARGUMENT. */
+int rp_settings_check(const rp_settings *set);
+
+#endif /* RP_CORE_CORE_H */

@@ -1,0 +1,1751 @@
+/*
+ * pool.c: the pool core: queries, tries, answers, timers.
+ *
+ * IMPLEMENTATION NOTES (DESIGN.md section 5; docs/pool-behaviour.md has
+ * each rule with its setting and its test)
+ * - Every client query gets a slot of the preallocated table and one
+ *   timer in the pool's timer heap, at its next event: a copy due, a
+ *   hedge due, a try's per_attempt, the end of a wait, the deadline. A
+ *   resolver has one timer (its token in RP_WHERE_TOKEN, its copies and
+ *   probes when down). rp_pool_get_expiry reads the top of that heap.
+ * - A try is one send of a query to a resolver under an upstream ID the
+ *   core draws through callbacks.rand and checks for collisions in
+ *   the ID map; the client's ID is restored on delivery.
+ * - Answer classification: a reply whose (resolver, ID) matches no try
+ *   is spoofed; one that does not parse is malformed; one whose question
+ *   differs (byte for byte: 0x20 case is checked) is spoofed; the try
+ *   stays open in the last two cases (the real answer may follow).
+ *   REFUSED and SERVFAIL (and HTTP 429 through rp_pool_on_error) are
+ *   refusals; TC over UDP is asked again over the stream when the
+ *   resolver allows it, else delivered; anything else is an answer.
+ * - Every answer is delivered, later ones with RP_DELIVER_EXTRA: tunnel
+ *   answers carry data. A query ends when it was answered (or failed)
+ *   and no try is open, or at its deadline.
+ * - Left out: no caching, no rewriting of questions, no merging.
+ */
+#include "core.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* POOL_LOG_LINE is the longest log line, bytes. */
+#define POOL_LOG_LINE 256
+/* POOL_DOWN_SCAN is how many of the newest live queries are looked at
+   for a copy to a down resolver. */
+#define POOL_DOWN_SCAN 8
+/* POOL_DOWN_ROOM is how many tries a query keeps free when it carries
+   copies to down resolvers. */
+#define POOL_DOWN_ROOM 6
+/* POOL_NS_PER_MS converts ns to ms in logs. */
+#define POOL_NS_PER_MS 1e6
+/* POOL_NS_PER_S converts ns to s in logs. */
+#define POOL_NS_PER_S 1e9
+
+static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
+                            rp_tstamp now);
+static int pool_res_up(rp_pool *pool, rp_res *r, rp_tstamp now);
+static void pool_query_schedule(rp_pool *pool, rp_query *q, rp_tstamp now);
+
+/* ---------------------------------------------------------------- */
+/* Small helpers                                                      */
+/* ---------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static void
+pool_log(const rp_pool *pool, rp_log_level level, uint32_t category,
+         rp_tstamp now, const char *fmt, ...) {
+  char line[POOL_LOG_LINE];
+  va_list ap;
+  int n;
+
+  if (pool->cb.log == NULL || level > pool->set.log_level ||
+      (category & pool->set.log_categories) == 0) {
+    return;
+  }
+  n = snprintf(line, sizeof(line), "t=%.3f ", (double)now / POOL_NS_PER_S);
+  if (n < 0 || (size_t)n >= sizeof(line)) {
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+  va_end(ap);
+  pool->cb.log(level, category, line, pool->user_data);
+}
+
+uint32_t rp_pool_rand32(rp_pool *pool) {
+  uint8_t b[4];
+
+  pool->cb.rand(b, sizeof(b), pool->user_data);
+  return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 |
+         (uint32_t)b[3];
+}
+
+static uint16_t pool_rand16(rp_pool *pool) {
+  uint8_t b[2];
+
+  pool->cb.rand(b, sizeof(b), pool->user_data);
+  return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static int pool_less_timer(const rp_pq_entry *a, const rp_pq_entry *b) {
+  const rp_timer *ta = rp_container_of_const(a, rp_timer, pe);
+  const rp_timer *tb = rp_container_of_const(b, rp_timer, pe);
+
+  if (ta->at != tb->at) {
+    return ta->at < tb->at;
+  }
+  return ta->seq < tb->seq;
+}
+
+void rp_pool_timer_set(rp_pool *pool, rp_timer *t, rp_tstamp at) {
+  int rv;
+
+  if (rp_pq_entry_queued(&t->pe)) {
+    if (at == t->at) {
+      return;
+    }
+    rp_pq_remove(&pool->timers, &t->pe);
+  }
+  if (at == RP_TSTAMP_UNSET) {
+    return;
+  }
+  t->at = at;
+  t->seq = pool->timer_seq++;
+  /* Room for every query and resolver was reserved. */
+  rv = rp_pq_push(&pool->timers, &t->pe);
+  assert(rv == 0);
+  (void)rv;
+}
+
+static rp_res *pool_res(const rp_pool *pool, uint32_t slot) {
+  return slot < pool->res_cap ? pool->res[slot] : NULL;
+}
+
+static rp_tstamp pool_min(rp_tstamp a, rp_tstamp b) { return a < b ? a : b; }
+
+/* ---------------------------------------------------------------- */
+/* Settings and strings                                               */
+/* ---------------------------------------------------------------- */
+
+const char *rp_outcome_str(rp_outcome outcome) {
+  switch (outcome) {
+  case RP_OUTCOME_OK:
+    return "ok";
+  case RP_OUTCOME_TIMEOUT:
+    return "timeout";
+  case RP_OUTCOME_SERVFAIL:
+    return "servfail";
+  case RP_OUTCOME_REFUSED:
+    return "refused";
+  case RP_OUTCOME_FORMERR:
+    return "formerr";
+  case RP_OUTCOME_TRUNCATED:
+    return "truncated";
+  case RP_OUTCOME_MALFORMED:
+    return "malformed";
+  case RP_OUTCOME_ID_MISMATCH:
+    return "id_mismatch";
+  case RP_OUTCOME_CONNECT_FAILED:
+    return "connect_failed";
+  case RP_OUTCOME_TLS_FAILED:
+    return "tls_failed";
+  case RP_OUTCOME_HTTP_429:
+    return "http_429";
+  case RP_OUTCOME_SEND_FAILED:
+    return "send_failed";
+  }
+  return "unknown";
+}
+
+const char *rp_resolver_state_str(rp_resolver_state state) {
+  switch (state) {
+  case RP_RESOLVER_PROBATION:
+    return "probation";
+  case RP_RESOLVER_ACTIVE:
+    return "active";
+  case RP_RESOLVER_CAPPED:
+    return "capped";
+  case RP_RESOLVER_DOWN:
+    return "down";
+  }
+  return "unknown";
+}
+
+/* ---------------------------------------------------------------- */
+/* Pool lifecycle                                                     */
+/* ---------------------------------------------------------------- */
+
+int rp_pool_new(rp_pool **ppool, const rp_settings *settings,
+                const rp_callbacks *callbacks, const rp_mem *mem,
+                void *user_data) {
+  rp_pool *pool;
+  size_t i, nids;
+  int rv;
+
+  if (ppool == NULL || settings == NULL || callbacks == NULL ||
+      callbacks->send_query == NULL || callbacks->deliver == NULL ||
+      callbacks->rand == NULL || rp_settings_check(settings) != 0) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  if (mem == NULL) {
+    mem = rp_mem_default();
+  }
+  if (settings->max_inflight > SIZE_MAX / settings->max_query_len ||
+      settings->max_inflight >
+          (SIZE_MAX - settings->max_resolvers) / RP_CORE_TRIES_PER_QUERY) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  pool = mem->calloc(1, sizeof(*pool), mem->user_data);
+  if (pool == NULL) {
+    rv = RP_ERR_NOMEM;
+    goto fail_pool;
+  }
+  pool->set = *settings;
+  pool->set.probe_name[sizeof(pool->set.probe_name) - 1] = '\0';
+  pool->cb = *callbacks;
+  pool->mem = *mem;
+  pool->user_data = user_data;
+  mem = &pool->mem;
+  rp_pq_init(&pool->timers, pool_less_timer, mem);
+  rp_pq_init(&pool->band, rp_select_less_lru, mem);
+  rp_pq_init(&pool->out, rp_select_less_lru, mem);
+  rp_pq_init(&pool->cost, rp_select_less_cost, mem);
+  rp_pq_init(&pool->loss, rp_select_less_loss, mem);
+  rp_pq_init(&pool->unlim, rp_select_less_unlim, mem);
+  rp_pq_init(&pool->strat, rp_select_less_strat, mem);
+  rp_pq_init(&pool->pastcap, rp_select_less_pastcap, mem);
+  rp_list_init(&pool->free_q);
+  rp_list_init(&pool->live_q);
+  rp_list_init(&pool->wait_q);
+  rp_list_init(&pool->rr_ring);
+  rp_list_init(&pool->down_wait);
+  pool->rr_next = &pool->rr_ring;
+
+  pool->queries =
+      mem->calloc(pool->set.max_inflight, sizeof(rp_query), mem->user_data);
+  if (pool->queries == NULL) {
+    rv = RP_ERR_NOMEM;
+    goto fail_queries;
+  }
+  pool->qbufs = mem->malloc(pool->set.max_inflight * pool->set.max_query_len,
+                            mem->user_data);
+  if (pool->qbufs == NULL) {
+    rv = RP_ERR_NOMEM;
+    goto fail_qbufs;
+  }
+  nids = pool->set.max_inflight * RP_CORE_TRIES_PER_QUERY +
+         pool->set.max_resolvers;
+  rv = rp_idmap_init(&pool->ids, nids, mem);
+  if (rv != 0) {
+    goto fail_ids;
+  }
+  rv = rp_pq_reserve(&pool->timers, pool->set.max_inflight);
+  if (rv != 0) {
+    goto fail_timers;
+  }
+  pool->scratch = mem->malloc(RP_DNS_MAX_MSG_LEN, mem->user_data);
+  if (pool->scratch == NULL) {
+    rv = RP_ERR_NOMEM;
+    goto fail_scratch;
+  }
+  pool->last_q = mem->malloc(pool->set.max_query_len, mem->user_data);
+  if (pool->last_q == NULL) {
+    rv = RP_ERR_NOMEM;
+    goto fail_last_q;
+  }
+  for (i = 0; i < pool->set.max_inflight; ++i) {
+    rp_query *q = &pool->queries[i];
+
+    q->idx = (uint32_t)i;
+    q->buf = pool->qbufs + i * pool->set.max_query_len;
+    rp_pq_entry_init(&q->timer.pe);
+    q->timer.kind = RP_TIMER_QUERY;
+    rp_list_init(&q->wait_node);
+    rp_list_push_back(&pool->free_q, &q->node);
+  }
+  pool->copy_level = (double)(pool->set.duplicate - 1);
+  *ppool = pool;
+  return 0;
+
+fail_last_q:
+  mem->free(pool->scratch, mem->user_data);
+fail_scratch:
+  rp_pq_free(&pool->timers);
+fail_timers:
+  rp_idmap_free(&pool->ids);
+fail_ids:
+  mem->free(pool->qbufs, mem->user_data);
+fail_qbufs:
+  mem->free(pool->queries, mem->user_data);
+fail_queries:
+  /* |mem| points into |pool|: free with a copy. */
+  {
+    rp_mem m = pool->mem;
+
+    m.free(pool, m.user_data);
+  }
+fail_pool:
+  return rv;
+}
+
+void rp_pool_del(rp_pool *pool) {
+  rp_mem m;
+  size_t i;
+
+  if (pool == NULL) {
+    return;
+  }
+  m = pool->mem;
+  for (i = 0; i < pool->res_cap; ++i) {
+    if (pool->res[i] != NULL) {
+      m.free(pool->res[i], m.user_data);
+    }
+  }
+  m.free(pool->res, m.user_data);
+  m.free(pool->fw, m.user_data);
+  m.free(pool->last_q, m.user_data);
+  m.free(pool->scratch, m.user_data);
+  rp_pq_free(&pool->timers);
+  rp_pq_free(&pool->band);
+  rp_pq_free(&pool->out);
+  rp_pq_free(&pool->cost);
+  rp_pq_free(&pool->loss);
+  rp_pq_free(&pool->unlim);
+  rp_pq_free(&pool->strat);
+  rp_pq_free(&pool->pastcap);
+  rp_idmap_free(&pool->ids);
+  m.free(pool->qbufs, m.user_data);
+  m.free(pool->queries, m.user_data);
+  m.free(pool, m.user_data);
+}
+
+/* ---------------------------------------------------------------- */
+/* Tries                                                              */
+/* ---------------------------------------------------------------- */
+
+/* pool_try_close closes the open try |t| of |q| without judging it. */
+static void pool_try_close(rp_pool *pool, rp_query *q, rp_try *t,
+                           rp_tstamp now) {
+  rp_res *r = pool_res(pool, t->res);
+
+  assert(t->open);
+  t->open = 0;
+  --q->nopen;
+  rp_list_remove(&t->res_node);
+  if (r == NULL) {
+    return;
+  }
+  rp_idmap_del(&pool->ids, r->slot, t->upstream_id);
+  --r->inflight;
+  if (r->where == RP_WHERE_BUSY && r->inflight == 0) {
+    rp_select_place(pool, r, now);
+  }
+}
+
+/* pool_hedge_after returns how long after a send at |r| it is hedged,
+   or RP_TSTAMP_UNSET for never (per_attempt comes first). */
+static rp_duration pool_hedge_after(rp_pool *pool, const rp_res *r,
+                                    rp_tstamp now) {
+  const rp_settings *set = &pool->set;
+  rp_duration rto = rp_rtt_rto(&r->rtt, set->hedge_devs, set->hedge_min_dev);
+  rp_duration fastest = rp_rtt_fastest(&r->rtt), early;
+  const rp_pq_entry *pe;
+
+  if (rto == RP_TSTAMP_UNSET) {
+    /* Unknown latency: hedge when the cheapest resolver would hedge. */
+    pe = rp_pq_top(&pool->cost);
+    if (pe != NULL) {
+      rto = rp_rtt_rto(&rp_container_of_const(pe, rp_res, e_cost)->rtt,
+                       set->hedge_devs, set->hedge_min_dev);
+    }
+  }
+  if (fastest != RP_TSTAMP_UNSET &&
+      rp_health_lost_lately(&r->health, set->lossy_recent, now)) {
+    early = (rp_duration)(set->early_hedge_rtts * (double)fastest);
+    if (rto == RP_TSTAMP_UNSET || early < rto) {
+      rto = early;
+    }
+  }
+  if (rto == RP_TSTAMP_UNSET || rto >= set->per_attempt) {
+    return RP_TSTAMP_UNSET;
+  }
+  return rto;
+}
+
+/* pool_try_send sends |q| to |r| as a try of |kind|. Returns 1 if sent,
+   0 if it could not be (no free try or ID), or RP_ERR_CALLBACK_FAILURE. */
+static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
+                         rp_try_kind kind, uint32_t sflags, int past_cap,
+                         rp_tstamp now) {
+  rp_try *t;
+  uint16_t id = 0;
+  int i, rv;
+  rp_duration after;
+
+  if (q->ntries >= RP_CORE_MAX_TRIES) {
+    return 0;
+  }
+  for (i = 0; i < RP_CORE_ID_DRAWS; ++i) {
+    id = pool_rand16(pool);
+    if (rp_idmap_get(&pool->ids, r->slot, id) == NULL) {
+      break;
+    }
+  }
+  if (i == RP_CORE_ID_DRAWS ||
+      rp_idmap_put(&pool->ids, r->slot, id,
+                   (rp_idmap_value){.query = q->idx, .try_index = q->ntries}) !=
+          0) {
+    return 0;
+  }
+  t = &q->tries[q->ntries++];
+  *t = (rp_try){
+      .query = q,
+      .sent = now,
+      .hedge_at = RP_TSTAMP_UNSET,
+      .expire_at = rp_tstamp_add(now, pool->set.per_attempt),
+      .res = r->slot,
+      .upstream_id = id,
+      .kind = (uint8_t)kind,
+      .open = 1,
+      .hedged = 0,
+      .past_cap = (uint8_t)(past_cap != 0),
+      .under_cap = (uint8_t)(!past_cap && rp_ratelim_within_safe(&r->rl)),
+  };
+  rp_list_push_back(&r->tries, &t->res_node);
+  ++q->nopen;
+  ++r->inflight;
+  switch (kind) {
+  case RP_TRY_FIRST:
+  case RP_TRY_RESEND:
+  case RP_TRY_HEDGE:
+  case RP_TRY_PASTCAP:
+  case RP_TRY_STREAM:
+    after = pool_hedge_after(pool, r, now);
+    if (after != RP_TSTAMP_UNSET) {
+      t->hedge_at = rp_tstamp_add(now, after);
+    }
+    break;
+  case RP_TRY_COPY:
+  case RP_TRY_RETRY:
+  case RP_TRY_DOWNCOPY:
+    break;
+  }
+  r->last_used = now;
+  r->use_seq = ++pool->use_seq;
+  if (rp_pq_entry_queued(&r->e_lru)) {
+    rp_pq_update(r->where == RP_WHERE_BAND ? &pool->band : &pool->out,
+                 &r->e_lru);
+  }
+  if (rp_pq_entry_queued(&r->e_strat)) {
+    rp_pq_update(&pool->strat, &r->e_strat);
+  }
+  rp_ratelim_on_send(&r->rl, &pool->set, past_cap, now);
+  if (past_cap && rp_pq_entry_queued(&r->e_pastcap)) {
+    r->pastcap_at = rp_ratelim_past_cap_at(&r->rl, &pool->set);
+    rp_pq_update(&pool->pastcap, &r->e_pastcap);
+  }
+  ++r->sent;
+  ++pool->stats.sends;
+  pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_TX, now,
+           "ev=send srv=%u id=%u kind=%d q=%u try=%u", r->slot, id, (int)kind,
+           q->idx, (unsigned)(q->ntries - 1));
+  rp_dns_set_id(q->buf, id);
+  rv = pool->cb.send_query(pool, r->slot, r->user_data, id, q->buf, q->len,
+                           sflags, pool->user_data);
+  rp_dns_set_id(q->buf, q->client_id);
+  if (rv != 0) {
+    return RP_ERR_CALLBACK_FAILURE;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Resolver state                                                     */
+/* ---------------------------------------------------------------- */
+
+/* pool_res_down takes |r| down at |now|. */
+static void pool_res_down(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  rp_select_unplace(pool, r);
+  r->down = 1;
+  r->where = RP_WHERE_DOWN;
+  --pool->nup;
+  if (rp_list_linked(&r->rr_node)) {
+    if (pool->rr_next == &r->rr_node) {
+      pool->rr_next = r->rr_node.next;
+    }
+    rp_list_remove(&r->rr_node);
+  }
+  rp_select_refresh(pool, r, now);
+  r->last_down_copy = now;
+  r->last_probe = now;
+  rp_pool_timer_set(pool, &r->timer,
+                    rp_tstamp_add(now, pool->set.down_copy_interval));
+  pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_SEL, now,
+           "ev=down srv=%u name=%s fails=%u", r->slot, r->name,
+           r->health.fails_in_row);
+}
+
+static int pool_res_up(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  if (!r->down) {
+    return 0;
+  }
+  rp_pool_timer_set(pool, &r->timer, RP_TSTAMP_UNSET);
+  if (rp_list_linked(&r->down_node)) {
+    rp_list_remove(&r->down_node);
+  }
+  r->down = 0;
+  r->where = RP_WHERE_NONE;
+  ++pool->nup;
+  rp_list_push_back(&pool->rr_ring, &r->rr_node);
+  rp_select_refresh(pool, r, now);
+  rp_select_place(pool, r, now);
+  pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_SEL, now, "ev=up srv=%u name=%s",
+           r->slot, r->name);
+  return 1;
+}
+
+/* pool_res_reply records a reply (answer or refusal) from |r|. */
+static void pool_res_reply(rp_pool *pool, rp_res *r, int score_delta,
+                           rp_tstamp now) {
+  ++r->replies;
+  rp_health_reply(&r->health, pool->set.loss_window, score_delta, now);
+  if (r->probation && r->replies >= pool->set.probation_answers) {
+    r->probation = 0;
+    if (r->where == RP_WHERE_BUSY) {
+      rp_select_place(pool, r, now);
+    }
+  }
+  pool_res_up(pool, r, now);
+}
+
+/* pool_res_failed records a timeout or network error of a try of |r|
+   sent at |sent| (within a cap if |under_cap|); |is_drop| is 1 for a
+   timeout. */
+static void pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
+                            int under_cap, int is_drop, rp_tstamp now) {
+  uint32_t count_loss = 1;
+
+  if (is_drop) {
+    ++r->dropped;
+    if (rp_ratelim_on_drop(&r->rl, &pool->set, sent, under_cap, now,
+                           &count_loss)) {
+      pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_CAP, now,
+               "ev=cap srv=%u why=drop cap_qps=%.1f", r->slot, r->rl.cap);
+    }
+  } else {
+    ++r->errors;
+  }
+  /* Answers after the send: it still answers, so it is capped, never
+     taken down by this timeout. */
+  rp_health_loss(&r->health, pool->set.loss_window, count_loss,
+                 r->rl.last_answer == RP_TSTAMP_UNSET ||
+                     r->rl.last_answer < sent,
+                 pool->set.score_failure, now);
+  if (!r->down && r->health.fails_in_row >= pool->set.down_after) {
+    pool_res_down(pool, r, now);
+  }
+  rp_select_refresh(pool, r, now);
+}
+
+/* ---------------------------------------------------------------- */
+/* Queries                                                            */
+/* ---------------------------------------------------------------- */
+
+/* pool_deliver hands |len| bytes to |q|'s client with its ID. */
+static int pool_deliver(rp_pool *pool, rp_query *q, const uint8_t *data,
+                        size_t len, uint32_t flags) {
+  if (len > RP_DNS_MAX_MSG_LEN) {
+    return 0;
+  }
+  memcpy(pool->scratch, data, len);
+  rp_dns_set_id(pool->scratch, q->client_id);
+  if (rp_list_linked(&q->wait_node)) {
+    /* Answered while waiting (a copy to a down resolver came back). */
+    rp_list_remove(&q->wait_node);
+    q->wait_until = RP_TSTAMP_UNSET;
+  }
+  if (q->answered) {
+    flags |= RP_DELIVER_EXTRA;
+    ++pool->stats.duplicates_delivered;
+  } else {
+    ++pool->stats.delivered;
+  }
+  q->answered = 1;
+  if (pool->cb.deliver(pool, &q->client, pool->scratch, len, flags,
+                       pool->user_data) != 0) {
+    return RP_ERR_CALLBACK_FAILURE;
+  }
+  return 0;
+}
+
+/* pool_fail_bytes answers |len| bytes of a client query with |rcode|. */
+static int pool_fail_bytes(rp_pool *pool, const rp_client *client,
+                           const uint8_t *query, size_t len, uint8_t rcode) {
+  rp_ssize n =
+      rp_dns_build_error(pool->scratch, RP_DNS_MAX_MSG_LEN, query, len, rcode);
+
+  ++pool->stats.failed;
+  if (n < 0) {
+    return 0;
+  }
+  if (pool->cb.deliver(pool, client, pool->scratch, (size_t)n,
+                       RP_DELIVER_FAILED, pool->user_data) != 0) {
+    return RP_ERR_CALLBACK_FAILURE;
+  }
+  return 0;
+}
+
+/* pool_query_fail fails |q| with SERVFAIL (if not answered yet). */
+static int pool_query_fail(rp_pool *pool, rp_query *q) {
+  if (q->answered) {
+    return 0;
+  }
+  q->answered = 1;
+  return pool_fail_bytes(pool, &q->client, q->buf, q->len,
+                         RP_DNS_RCODE_SERVFAIL);
+}
+
+/* pool_query_free ends |q|: its open tries are dropped unjudged. */
+static void pool_query_free(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  size_t i;
+
+  for (i = 0; i < q->ntries; ++i) {
+    if (q->tries[i].open) {
+      pool_try_close(pool, q, &q->tries[i], now);
+    }
+  }
+  rp_pool_timer_set(pool, &q->timer, RP_TSTAMP_UNSET);
+  if (rp_list_linked(&q->wait_node)) {
+    rp_list_remove(&q->wait_node);
+  }
+  rp_list_remove(&q->node);
+  rp_list_push_back(&pool->free_q, &q->node);
+  q->active = 0;
+  --pool->ninflight;
+}
+
+/* pool_query_next returns |q|'s next event. */
+static rp_tstamp pool_query_next(const rp_pool *pool, const rp_query *q) {
+  rp_tstamp at = q->deadline_at;
+  size_t i;
+
+  if (q->wait_until != RP_TSTAMP_UNSET) {
+    at = pool_min(at, q->wait_until);
+  }
+  if (!q->answered && q->copy_at != RP_TSTAMP_UNSET) {
+    at = pool_min(at, q->copy_at);
+  }
+  for (i = 0; i < q->ntries; ++i) {
+    const rp_try *t = &q->tries[i];
+
+    if (!t->open) {
+      continue;
+    }
+    at = pool_min(at, t->expire_at);
+    if (!q->answered && !t->hedged && t->hedge_at != RP_TSTAMP_UNSET &&
+        q->nhedges < pool->set.max_hedges) {
+      at = pool_min(at, t->hedge_at);
+    }
+  }
+  return at;
+}
+
+static void pool_query_schedule(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_tstamp at = pool_query_next(pool, q);
+
+  if (at <= now) {
+    at = now + 1;
+  }
+  rp_pool_timer_set(pool, &q->timer, at);
+}
+
+/* pool_query_finish frees |q| if it is done, else reschedules it. */
+static void pool_query_finish(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  if (q->answered && q->nopen == 0) {
+    pool_query_free(pool, q, now);
+  } else {
+    pool_query_schedule(pool, q, now);
+  }
+}
+
+/* pool_copy_at returns when |q|'s copies go: a quarter of a round trip
+   of its first resolver after the first send. */
+static rp_tstamp pool_copy_at(rp_pool *pool, const rp_res *r, rp_tstamp now) {
+  rp_duration rtt = rp_rtt_fastest(&r->rtt);
+  const rp_pq_entry *pe;
+
+  if (rtt == RP_TSTAMP_UNSET) {
+    pe = rp_pq_top(&pool->unlim);
+    rtt = pe ? rp_rtt_fastest(&rp_container_of_const(pe, rp_res, e_unlim)->rtt)
+             : 0;
+  }
+  return rp_tstamp_add(now,
+                       (rp_duration)(pool->set.copy_delay_rtt * (double)rtt));
+}
+
+/* pool_query_place sends |q| to the best resolver with capacity; when
+   none has any it sends past a cap, waits or fails. Returns 0 or a fatal
+   error. */
+static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
+                            rp_tstamp now) {
+  uint32_t slot;
+  int past_cap = 0, rv;
+  rp_res *r;
+
+  if (q->ntries >= RP_CORE_MAX_TRIES) {
+    slot = RP_CORE_NONE;
+  } else {
+    slot = rp_select_primary(pool, q, now);
+    if (slot == RP_CORE_NONE && pool->set.load_balance == RP_BALANCE_AUTO) {
+      slot = rp_select_past_cap(pool, q, now);
+      past_cap = slot != RP_CORE_NONE;
+    }
+  }
+  if (slot != RP_CORE_NONE) {
+    r = pool->res[slot];
+    pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_SEL, now,
+             "ev=select q=%u srv=%u why=%s cost_ms=%.1f loss=%.3f "
+             "cap_qps=%.1f band=%zu out=%zu",
+             q->idx, r->slot, past_cap ? "past_cap" : "band",
+             r->cost / POOL_NS_PER_MS, rp_health_loss_ratio(&r->health),
+             r->rl.cap, pool->band.len, pool->out.len);
+    rv = pool_try_send(pool, q, r, past_cap ? RP_TRY_PASTCAP : kind, 0,
+                       past_cap, now);
+    if (rv < 0) {
+      return rv;
+    }
+    if (rv == 1) {
+      if (kind == RP_TRY_FIRST && q->copies > 0) {
+        q->copy_at = pool_copy_at(pool, r, now);
+      }
+      if (kind == RP_TRY_RESEND) {
+        ++pool->stats.resends;
+      }
+      return 0;
+    }
+  }
+  if (q->nopen > 0 || q->answered) {
+    return 0;
+  }
+  pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_SEL, now,
+           "ev=select q=%u srv=none why=%s band=%zu token=%zu", q->idx,
+           pool->set.wait_for_token ? "wait" : "fail", pool->band.len,
+           pool->pastcap.len);
+  if (q->wait_end == RP_TSTAMP_UNSET) {
+    q->wait_end =
+        pool_min(rp_tstamp_add(now, pool->set.token_wait), q->deadline_at);
+  }
+  if (pool->set.wait_for_token && q->ntries < RP_CORE_MAX_TRIES &&
+      now < q->wait_end) {
+    q->wait_until = q->wait_end;
+    if (!q->waited) {
+      ++pool->stats.waits;
+    }
+    q->waited = 1;
+    rp_list_push_back(&pool->wait_q, &q->wait_node);
+    return 0;
+  }
+  return pool_query_fail(pool, q);
+}
+
+/* pool_pastcap_skip moves on a past-cap candidate whose time came but
+   that could not take the query (probation with a query in flight), so
+   that rp_pool_get_expiry never stays in the past. */
+static void pool_pastcap_skip(rp_pool *pool, rp_tstamp now) {
+  rp_pq_entry *pe = rp_pq_top(&pool->pastcap);
+  rp_res *r;
+
+  if (pe == NULL) {
+    return;
+  }
+  r = rp_container_of(pe, rp_res, e_pastcap);
+  if (r->pastcap_at <= now) {
+    r->pastcap_at = rp_tstamp_add(now, pool->set.past_cap_interval);
+    rp_pq_update(&pool->pastcap, &r->e_pastcap);
+  }
+}
+
+/* pool_drain places waiting queries while some resolver has capacity. */
+static int pool_drain(rp_pool *pool, rp_tstamp now) {
+  rp_query *q;
+  int rv;
+
+  while (!rp_list_empty(&pool->wait_q)) {
+    uint32_t slot;
+    int past_cap = 0;
+
+    q = rp_container_of(pool->wait_q.next, rp_query, wait_node);
+    slot = rp_select_primary(pool, q, now);
+    if (slot == RP_CORE_NONE && pool->set.load_balance == RP_BALANCE_AUTO) {
+      slot = rp_select_past_cap(pool, q, now);
+      past_cap = slot != RP_CORE_NONE;
+    }
+    if (slot == RP_CORE_NONE) {
+      pool_pastcap_skip(pool, now);
+      return 0;
+    }
+    rp_list_remove(&q->wait_node);
+    q->wait_until = RP_TSTAMP_UNSET;
+    rv = pool_try_send(pool, q, pool->res[slot],
+                       past_cap         ? RP_TRY_PASTCAP
+                       : q->ntries == 0 ? RP_TRY_FIRST
+                                        : RP_TRY_RESEND,
+                       0, past_cap, now);
+    if (rv < 0) {
+      return rv;
+    }
+    if (rv == 1 && q->ntries == 1 && q->copies > 0) {
+      q->copy_at = pool_copy_at(pool, pool->res[slot], now);
+    }
+    if (rv == 0) {
+      rv = pool_query_fail(pool, q);
+      if (rv < 0) {
+        return rv;
+      }
+    }
+    pool_query_finish(pool, q, now);
+  }
+  return 0;
+}
+
+/* pool_plan_copies returns how many copies a new query gets. */
+static uint8_t pool_plan_copies(rp_pool *pool, rp_tstamp now) {
+  uint32_t max = pool->set.duplicate - 1, n;
+
+  if (max == 0) {
+    return 0;
+  }
+  if (pool->copy_level > 0.0) {
+    pool->copy_credit += pool->copy_level;
+    n = (uint32_t)pool->copy_credit;
+    pool->copy_credit -= (double)n;
+    return (uint8_t)(n < max ? n : max);
+  }
+  if (pool->copy_probe_left == 0 &&
+      rp_tstamp_elapsed(pool->copy_probe_at, pool->set.copy_probe_interval,
+                        now)) {
+    pool->copy_probe_left = pool->set.copy_probe_queries;
+    pool->copy_probe_at = now;
+  }
+  if (pool->copy_probe_left > 0) {
+    --pool->copy_probe_left;
+    return 1;
+  }
+  return 0;
+}
+
+/* pool_note_answer_size tracks the largest recent answer and judges a
+   copy's answer full or small. */
+static void pool_note_answer_size(rp_pool *pool, size_t len, int is_copy,
+                                  rp_tstamp now) {
+  uint64_t epoch = now / pool->set.answer_size_window;
+  size_t largest;
+  uint32_t total;
+  double max = (double)(pool->set.duplicate - 1);
+
+  if (epoch != pool->big_epoch) {
+    pool->big_prev = epoch == pool->big_epoch + 1 ? pool->big_cur : 0;
+    pool->big_cur = 0;
+    pool->big_epoch = epoch;
+  }
+  if (len > pool->big_cur) {
+    pool->big_cur = len;
+  }
+  if (!is_copy) {
+    return;
+  }
+  largest = pool->big_cur > pool->big_prev ? pool->big_cur : pool->big_prev;
+  if ((double)len < pool->set.copy_small_ratio * (double)largest) {
+    ++pool->copy_small;
+  } else {
+    ++pool->copy_full;
+  }
+  total = pool->copy_small + pool->copy_full;
+  if (total < pool->set.copy_window) {
+    return;
+  }
+  if (pool->copy_small * 2 >= total) {
+    pool->copy_level -= pool->set.copy_step;
+    if (pool->copy_level < 0.0) {
+      pool->copy_level = 0.0;
+    }
+  } else {
+    pool->copy_level += pool->set.copy_step;
+    if (pool->copy_level > max) {
+      pool->copy_level = max;
+    }
+  }
+  pool->copy_small = 0;
+  pool->copy_full = 0;
+}
+
+/* pool_send_copies sends |q|'s copies. */
+static int pool_send_copies(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  uint32_t slot;
+  rp_res *r;
+  int rv;
+
+  q->copy_at = RP_TSTAMP_UNSET;
+  while (q->copies > 0 && !q->answered) {
+    slot = rp_select_copy(pool, q, now);
+    if (slot == RP_CORE_NONE) {
+      break;
+    }
+    r = pool->res[slot];
+    rv = pool_try_send(pool, q, r, RP_TRY_COPY, 0, 0, now);
+    if (rv < 0) {
+      return rv;
+    }
+    if (rv == 0) {
+      break;
+    }
+    --q->copies;
+    ++r->copies;
+    ++pool->stats.copies;
+  }
+  return 0;
+}
+
+/* pool_try_expired judges an open try that reached per_attempt. */
+static int pool_try_expired(rp_pool *pool, rp_query *q, rp_try *t,
+                            rp_tstamp now) {
+  rp_res *r = pool_res(pool, t->res);
+  rp_tstamp sent = t->sent;
+  int under_cap = t->under_cap;
+
+  pool_try_close(pool, q, t, now);
+  if (r != NULL) {
+    pool_res_failed(pool, r, sent, under_cap, 1, now);
+  }
+  if (!q->answered && q->nopen == 0 && now < q->deadline_at) {
+    return pool_query_place(pool, q, RP_TRY_RESEND, now);
+  }
+  return 0;
+}
+
+/* pool_query_service runs |q|'s due events at |now|. */
+static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  size_t i, n;
+  uint32_t slot;
+  rp_res *r;
+  int rv;
+
+  if (now >= q->deadline_at) {
+    rv = pool_query_fail(pool, q);
+    pool_query_free(pool, q, now);
+    return rv;
+  }
+  if (q->wait_until != RP_TSTAMP_UNSET && now >= q->wait_until) {
+    q->wait_until = RP_TSTAMP_UNSET;
+    rp_list_remove(&q->wait_node);
+    rv = pool_query_fail(pool, q);
+    if (rv < 0) {
+      return rv;
+    }
+  }
+  if (!q->answered && q->copy_at != RP_TSTAMP_UNSET && now >= q->copy_at) {
+    rv = pool_send_copies(pool, q, now);
+    if (rv < 0) {
+      return rv;
+    }
+  }
+  n = q->ntries;
+  for (i = 0; i < n; ++i) {
+    rp_try *t = &q->tries[i];
+
+    if (!t->open) {
+      continue;
+    }
+    if (now >= t->expire_at) {
+      rv = pool_try_expired(pool, q, t, now);
+      if (rv < 0) {
+        return rv;
+      }
+      continue;
+    }
+    if (!q->answered && !t->hedged && t->hedge_at != RP_TSTAMP_UNSET &&
+        now >= t->hedge_at && q->nhedges < pool->set.max_hedges) {
+      t->hedged = 1;
+      slot = rp_select_hedge(pool, q, t->res, now);
+      if (slot == RP_CORE_NONE) {
+        continue;
+      }
+      r = pool->res[slot];
+      rv = pool_try_send(pool, q, r, RP_TRY_HEDGE, 0, 0, now);
+      if (rv < 0) {
+        return rv;
+      }
+      if (rv == 1) {
+        ++q->nhedges;
+        ++r->hedges;
+        ++pool->stats.hedges;
+      }
+    }
+  }
+  pool_query_finish(pool, q, now);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Resolvers: add, remove, timers                                     */
+/* ---------------------------------------------------------------- */
+
+/* pool_grow_res makes room for slot |slot| in the resolver array and in
+   the Fenwick tree. Returns 0 or RP_ERR_NOMEM. */
+static int pool_grow_res(rp_pool *pool, size_t slot) {
+  size_t ncap = pool->res_cap ? pool->res_cap : 16, i, j;
+  rp_res **nres;
+  uint64_t *nfw;
+
+  if (slot < pool->res_cap) {
+    return 0;
+  }
+  while (ncap <= slot) {
+    ncap *= 2;
+  }
+  if (ncap > pool->set.max_resolvers) {
+    ncap = pool->set.max_resolvers;
+  }
+  nfw = pool->mem.calloc(ncap + 1, sizeof(uint64_t), pool->mem.user_data);
+  if (nfw == NULL) {
+    return RP_ERR_NOMEM;
+  }
+  nres = pool->mem.realloc(pool->res, ncap * sizeof(rp_res *),
+                           pool->mem.user_data);
+  if (nres == NULL) {
+    pool->mem.free(nfw, pool->mem.user_data);
+    return RP_ERR_NOMEM;
+  }
+  for (i = pool->res_cap; i < ncap; ++i) {
+    nres[i] = NULL;
+  }
+  /* Rebuild the Fenwick tree for the new size. */
+  for (i = 0; i < ncap; ++i) {
+    uint64_t w = i < pool->res_cap && nres[i] ? nres[i]->fw_weight : 0;
+
+    for (j = i + 1; j <= ncap && w; j += j & (~j + 1)) {
+      nfw[j] += w;
+    }
+  }
+  pool->mem.free(pool->fw, pool->mem.user_data);
+  pool->fw = nfw;
+  pool->res = nres;
+  pool->res_cap = ncap;
+  return 0;
+}
+
+int rp_pool_add_resolver(rp_pool *pool, const rp_resolver_config *config,
+                         uint32_t *presolver_id, rp_tstamp now) {
+  size_t slot, need;
+  rp_res *r;
+  int rv;
+
+  if (pool == NULL || config == NULL || presolver_id == NULL) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  if (pool->nres >= pool->set.max_resolvers) {
+    return RP_ERR_FULL;
+  }
+  for (slot = pool->res_hint; slot < pool->res_cap && pool->res[slot] != NULL;
+       ++slot) {
+  }
+  rv = pool_grow_res(pool, slot);
+  if (rv != 0) {
+    return rv;
+  }
+  need = pool->nres + 1;
+  if ((rv = rp_pq_reserve(&pool->band, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->out, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->cost, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->loss, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->unlim, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->strat, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->pastcap, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->timers, pool->set.max_inflight + need)) != 0) {
+    return rv;
+  }
+  r = pool->mem.calloc(1, sizeof(*r), pool->mem.user_data);
+  if (r == NULL) {
+    return RP_ERR_NOMEM;
+  }
+  r->slot = (uint32_t)slot;
+  r->flags = config->flags;
+  r->user_data = config->user_data;
+  if (config->name) {
+    snprintf(r->name, sizeof(r->name), "%s", config->name);
+  }
+  r->where = RP_WHERE_NONE;
+  r->probation = pool->set.probation_answers > 0;
+  r->tiebreak = rp_pool_rand32(pool);
+  r->added = now;
+  r->last_used = 0;
+  rp_pq_entry_init(&r->e_lru);
+  rp_pq_entry_init(&r->e_cost);
+  rp_pq_entry_init(&r->e_loss);
+  rp_pq_entry_init(&r->e_unlim);
+  rp_pq_entry_init(&r->e_strat);
+  rp_pq_entry_init(&r->e_pastcap);
+  rp_pq_entry_init(&r->timer.pe);
+  r->timer.kind = RP_TIMER_RES;
+  rp_list_init(&r->tries);
+  rp_list_init(&r->rr_node);
+  rp_list_init(&r->down_node);
+  r->cost = -1.0;
+  rp_rtt_init(&r->rtt);
+  rp_health_init(&r->health, config->score);
+  rp_ratelim_init(&r->rl);
+  r->last_probe = RP_TSTAMP_UNSET;
+  r->last_down_copy = RP_TSTAMP_UNSET;
+  pool->res[slot] = r;
+  pool->res_hint = slot + 1;
+  ++pool->nres;
+  ++pool->nup;
+  rp_list_push_back(&pool->rr_ring, &r->rr_node);
+  rp_select_refresh(pool, r, now);
+  rp_select_place(pool, r, now);
+  *presolver_id = (uint32_t)slot;
+  return pool_drain(pool, now);
+}
+
+int rp_pool_remove_resolver(rp_pool *pool, uint32_t resolver_id,
+                            rp_tstamp now) {
+  rp_res *r = pool ? pool_res(pool, resolver_id) : NULL;
+  rp_query *q;
+  rp_try *t;
+  int rv = 0, rv2;
+
+  if (r == NULL) {
+    return RP_ERR_NOT_FOUND;
+  }
+  /* Take it out of every set first so no resend picks it. */
+  rp_select_unplace(pool, r);
+  rp_pool_timer_set(pool, &r->timer, RP_TSTAMP_UNSET);
+  if (!r->down) {
+    --pool->nup;
+  }
+  r->down = 1;
+  r->where = RP_WHERE_NONE;
+  rp_select_refresh(pool, r, now);
+  rp_select_fw_set(pool, r, 0);
+  rp_pq_remove(&pool->strat, &r->e_strat);
+  if (rp_list_linked(&r->rr_node)) {
+    if (pool->rr_next == &r->rr_node) {
+      pool->rr_next = r->rr_node.next;
+    }
+    rp_list_remove(&r->rr_node);
+  }
+  while (!rp_list_empty(&r->tries)) {
+    t = rp_container_of(r->tries.next, rp_try, res_node);
+    q = t->query;
+    pool_try_close(pool, q, t, now);
+    if (!q->answered && q->nopen == 0 && rp_list_empty(&q->wait_node) &&
+        rv == 0) {
+      rv2 = pool_query_place(pool, q, RP_TRY_RESEND, now);
+      if (rv2 < 0) {
+        rv = rv2;
+      }
+    }
+    pool_query_finish(pool, q, now);
+  }
+  if (r->probe_open) {
+    rp_idmap_del(&pool->ids, r->slot, r->probe_id);
+  }
+  if (rp_list_linked(&r->down_node)) {
+    rp_list_remove(&r->down_node);
+  }
+  pool->res[resolver_id] = NULL;
+  if (resolver_id < pool->res_hint) {
+    pool->res_hint = resolver_id;
+  }
+  --pool->nres;
+  pool->mem.free(r, pool->mem.user_data);
+  return rv;
+}
+
+/* pool_probe sends a standalone probe to the down resolver |r|: a copy
+   of the most recent client query, else a query for probe_name. */
+static int pool_probe(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  rp_dns_name name;
+  rp_dns_msg msg;
+  rp_ssize n;
+  uint16_t id = 0;
+  size_t len;
+  int i;
+
+  if (r->probe_open) {
+    return 0;
+  }
+  for (i = 0; i < RP_CORE_ID_DRAWS; ++i) {
+    id = pool_rand16(pool);
+    if (rp_idmap_get(&pool->ids, r->slot, id) == NULL) {
+      break;
+    }
+  }
+  if (i == RP_CORE_ID_DRAWS) {
+    return 0;
+  }
+  /* A probe for probe_name carries no tunnel data; a copy of a client
+     query does, so its answer is handed to that client. */
+  r->probe_copy = 0;
+  if (pool->set.probe_name[0] != '\0' &&
+      rp_dns_name_from_text(&name, pool->set.probe_name) == 0) {
+    n = rp_dns_build_query(pool->scratch, RP_DNS_MAX_MSG_LEN, id, &name,
+                           pool->set.probe_qtype, RP_DNS_EDNS_UDP_SIZE);
+    if (n < 0) {
+      return 0;
+    }
+    len = (size_t)n;
+  } else if (pool->last_q_len > 0) {
+    memcpy(pool->scratch, pool->last_q, pool->last_q_len);
+    len = pool->last_q_len;
+    r->probe_copy = 1;
+    r->probe_client = pool->last_client;
+    r->probe_client_id = rp_dns_get_id(pool->last_q);
+    rp_dns_set_id(pool->scratch, id);
+  } else {
+    return 0;
+  }
+  if (rp_dns_parse(&msg, pool->scratch, len) != 0 || !msg.has_question) {
+    return 0;
+  }
+  r->probe_q = msg.question;
+  if (rp_idmap_put(&pool->ids, r->slot, id,
+                   (rp_idmap_value){.query = RP_IDMAP_PROBE, .try_index = 0}) !=
+      0) {
+    return 0;
+  }
+  r->probe_open = 1;
+  r->probe_id = id;
+  r->probe_sent = now;
+  r->last_probe = now;
+  ++r->probes;
+  ++r->sent;
+  ++pool->stats.probes;
+  ++pool->stats.sends;
+  if (pool->cb.send_query(pool, r->slot, r->user_data, id, pool->scratch, len,
+                          RP_SEND_PROBE, pool->user_data) != 0) {
+    return RP_ERR_CALLBACK_FAILURE;
+  }
+  return 0;
+}
+
+/* pool_down_timer copies a live query to the down resolver |r| once per
+   down_copy_interval, or probes it every probe_interval when idle. */
+static int pool_down_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  rp_list *n;
+  rp_query *q, *pick = NULL;
+  size_t scanned = 0;
+  int rv = 0;
+
+  if (r->probe_open &&
+      rp_tstamp_elapsed(r->probe_sent, pool->set.per_attempt, now)) {
+    rp_idmap_del(&pool->ids, r->slot, r->probe_id);
+    r->probe_open = 0;
+    ++r->dropped;
+    rp_health_loss(&r->health, pool->set.loss_window, 1, 1,
+                   pool->set.score_failure, now);
+  }
+  if (rp_tstamp_elapsed(r->last_down_copy, pool->set.down_copy_interval, now)) {
+    for (n = pool->live_q.prev; n != &pool->live_q && scanned < POOL_DOWN_SCAN;
+         n = n->prev, ++scanned) {
+      q = rp_container_of(n, rp_query, node);
+      if (!q->answered && q->ntries < RP_CORE_MAX_TRIES &&
+          !rp_select_has_open(q, r->slot)) {
+        pick = q;
+        break;
+      }
+    }
+    if (pick != NULL) {
+      if (rp_list_linked(&r->down_node)) {
+        rp_list_remove(&r->down_node);
+      }
+      rv = pool_try_send(pool, pick, r, RP_TRY_DOWNCOPY, RP_SEND_PROBE, 0, now);
+      if (rv == 1) {
+        r->last_down_copy = now;
+        ++r->probes;
+        ++pool->stats.probes;
+        pool_query_schedule(pool, pick, now);
+        rv = 0;
+      }
+    } else {
+      /* The copy goes with the next client query (rp_pool_submit). */
+      if (!rp_list_linked(&r->down_node)) {
+        rp_list_push_back(&pool->down_wait, &r->down_node);
+      }
+      if (rp_list_empty(&pool->live_q) &&
+          (r->last_probe == RP_TSTAMP_UNSET ||
+           rp_tstamp_elapsed(r->last_probe, pool->set.probe_interval, now))) {
+        rv = pool_probe(pool, r, now);
+      }
+    }
+  }
+  if (r->down) {
+    rp_tstamp at = rp_tstamp_add(now, pool->set.down_copy_interval);
+
+    if (r->last_down_copy != RP_TSTAMP_UNSET) {
+      rp_tstamp due =
+          rp_tstamp_add(r->last_down_copy, pool->set.down_copy_interval);
+      if (due > now) {
+        at = due;
+      }
+    }
+    if (rp_list_linked(&r->down_node) && r->last_probe != RP_TSTAMP_UNSET) {
+      /* Waiting for a live query: next, the idle probe. */
+      at = rp_tstamp_add(r->last_probe, pool->set.probe_interval);
+      if (at <= now) {
+        at = rp_tstamp_add(now, pool->set.down_copy_interval);
+      }
+    }
+    if (r->probe_open) {
+      at = pool_min(at, rp_tstamp_add(r->probe_sent, pool->set.per_attempt));
+    }
+    rp_pool_timer_set(pool, &r->timer, at);
+  }
+  return rv < 0 ? rv : 0;
+}
+
+/* pool_down_copies sends copies of the new query |q| to down resolvers
+   whose copy was due while no query was live; it leaves room in |q| for
+   its own hedges and resends. */
+static int pool_down_copies(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_res *r;
+  int rv;
+
+  while (!rp_list_empty(&pool->down_wait) &&
+         q->ntries + POOL_DOWN_ROOM < RP_CORE_MAX_TRIES) {
+    r = rp_container_of(pool->down_wait.next, rp_res, down_node);
+    rp_list_remove(&r->down_node);
+    rv = pool_try_send(pool, q, r, RP_TRY_DOWNCOPY, RP_SEND_PROBE, 0, now);
+    if (rv < 0) {
+      return rv;
+    }
+    if (rv == 1) {
+      r->last_down_copy = now;
+      ++r->probes;
+      ++pool->stats.probes;
+      rp_pool_timer_set(pool, &r->timer,
+                        rp_tstamp_add(now, pool->set.down_copy_interval));
+    }
+  }
+  return 0;
+}
+
+/* pool_res_timer runs the resolver timer of |r|. */
+static int pool_res_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  switch (r->where) {
+  case RP_WHERE_TOKEN:
+    rp_ratelim_update(&r->rl, &pool->set, now);
+    if (r->rl.cap <= 0.0 || r->rl.tokens >= 1.0) {
+      rp_select_unplace(pool, r);
+      rp_select_refresh(pool, r, now);
+      rp_select_place(pool, r, now);
+    } else {
+      rp_tstamp at = rp_ratelim_next_token(&r->rl);
+
+      rp_pool_timer_set(pool, &r->timer, at > now ? at : now + 1);
+    }
+    return 0;
+  case RP_WHERE_DOWN:
+    return pool_down_timer(pool, r, now);
+  case RP_WHERE_NONE:
+  case RP_WHERE_BAND:
+  case RP_WHERE_OUT:
+  case RP_WHERE_BUSY:
+    break;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Events                                                             */
+/* ---------------------------------------------------------------- */
+
+int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
+                   const rp_client *client, rp_tstamp now) {
+  rp_dns_header hdr;
+  rp_dns_msg msg;
+  rp_query *q;
+  uint32_t slot;
+  int rv;
+
+  if (pool == NULL || query == NULL || client == NULL) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  ++pool->stats.queries;
+  if (rp_dns_parse_header(&hdr, query, len) != 0 ||
+      (hdr.flags & RP_DNS_FLAG_QR)) {
+    ++pool->stats.malformed;
+    return RP_ERR_MALFORMED;
+  }
+  rv = pool_drain(pool, now);
+  if (rv < 0) {
+    return rv;
+  }
+  if (rp_dns_parse(&msg, query, len) != 0 || !msg.has_question) {
+    ++pool->stats.malformed;
+    return pool_fail_bytes(pool, client, query, len, RP_DNS_RCODE_FORMERR);
+  }
+  if (len > pool->set.max_query_len) {
+    ++pool->stats.malformed;
+    return pool_fail_bytes(pool, client, query, len, RP_DNS_RCODE_SERVFAIL);
+  }
+  if (rp_list_empty(&pool->free_q)) {
+    ++pool->stats.full;
+    return pool_fail_bytes(pool, client, query, len, RP_DNS_RCODE_SERVFAIL);
+  }
+  q = rp_container_of(pool->free_q.next, rp_query, node);
+  rp_list_remove(&q->node);
+  rp_list_push_back(&pool->live_q, &q->node);
+  ++pool->ninflight;
+  memcpy(q->buf, query, len);
+  memcpy(pool->last_q, query, len);
+  pool->last_q_len = len;
+  pool->last_client = *client;
+  q->len = len;
+  q->client = *client;
+  q->client_id = hdr.id;
+  q->question = msg.question;
+  q->submitted = now;
+  q->deadline_at = rp_tstamp_add(now, pool->set.deadline);
+  q->wait_until = RP_TSTAMP_UNSET;
+  q->wait_end = RP_TSTAMP_UNSET;
+  q->copy_at = RP_TSTAMP_UNSET;
+  q->active = 1;
+  q->answered = 0;
+  q->ntries = 0;
+  q->nopen = 0;
+  q->nhedges = 0;
+  q->waited = 0;
+  q->copies = pool_plan_copies(pool, now);
+  rv = pool_query_place(pool, q, RP_TRY_FIRST, now);
+  if (rv < 0) {
+    return rv;
+  }
+  if (pool->set.load_balance == RP_BALANCE_AUTO && q->nopen > 0) {
+    slot = rp_select_left_out(pool, q, now);
+    if (slot != RP_CORE_NONE) {
+      rv = pool_try_send(pool, q, pool->res[slot], RP_TRY_RETRY, 0, 0, now);
+      if (rv < 0) {
+        return rv;
+      }
+    }
+  }
+  rv = pool_down_copies(pool, q, now);
+  if (rv < 0) {
+    return rv;
+  }
+  pool_query_finish(pool, q, now);
+  return 0;
+}
+
+/* pool_on_refusal handles a refusal of the try |t| of |q| by |r|. */
+static int pool_on_refusal(rp_pool *pool, rp_query *q, rp_try *t, rp_res *r,
+                           rp_tstamp now) {
+  rp_tstamp sent = t->sent;
+
+  pool_try_close(pool, q, t, now);
+  ++r->refused;
+  if (rp_ratelim_on_refusal(&r->rl, &pool->set, sent, now)) {
+    pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_CAP, now,
+             "ev=cap srv=%u why=refusal cap_qps=%.1f", r->slot, r->rl.cap);
+  }
+  pool_res_reply(pool, r, pool->set.score_refusal, now);
+  rp_select_refresh(pool, r, now);
+  if (!q->answered && q->wait_until == RP_TSTAMP_UNSET) {
+    return pool_query_place(pool, q, RP_TRY_RESEND, now);
+  }
+  return 0;
+}
+
+/* pool_on_neterr handles a network error of the try |t|. */
+static int pool_on_neterr(rp_pool *pool, rp_query *q, rp_try *t, rp_res *r,
+                          rp_tstamp now) {
+  rp_tstamp sent = t->sent;
+  int under_cap = t->under_cap;
+
+  pool_try_close(pool, q, t, now);
+  pool_res_failed(pool, r, sent, under_cap, 0, now);
+  if (!q->answered && q->wait_until == RP_TSTAMP_UNSET) {
+    return pool_query_place(pool, q, RP_TRY_RESEND, now);
+  }
+  return 0;
+}
+
+int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
+                      const uint8_t *answer, size_t len, uint32_t flags,
+                      rp_tstamp now) {
+  const rp_idmap_value *v;
+  rp_dns_msg msg;
+  rp_res *r;
+  rp_query *q;
+  rp_try *t;
+  uint8_t rcode, kind;
+  rp_duration lat;
+  int rv = 0;
+
+  if (pool == NULL || answer == NULL) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  r = pool_res(pool, resolver_id);
+  if (len < RP_DNS_HEADER_LEN || len > RP_DNS_MAX_MSG_LEN) {
+    ++pool->stats.malformed;
+    return 0;
+  }
+  v = r ? rp_idmap_get(&pool->ids, r->slot, rp_dns_get_id(answer)) : NULL;
+  if (v == NULL) {
+    ++pool->stats.spoofed;
+    return 0;
+  }
+  if (rp_dns_parse(&msg, answer, len) != 0) {
+    ++pool->stats.malformed;
+    return 0;
+  }
+  if (!(msg.hdr.flags & RP_DNS_FLAG_QR) || !msg.has_question) {
+    ++pool->stats.spoofed;
+    return 0;
+  }
+  if (v->query == RP_IDMAP_PROBE) {
+    if (!rp_dns_question_equal(&msg.question, &r->probe_q)) {
+      ++pool->stats.spoofed;
+      return 0;
+    }
+    rp_idmap_del(&pool->ids, r->slot, r->probe_id);
+    r->probe_open = 0;
+    ++r->answered;
+    pool_res_reply(pool, r, pool->set.score_answer, now);
+    rp_select_refresh(pool, r, now);
+    rcode = rp_dns_rcode(answer);
+    if (r->probe_copy && rcode != RP_DNS_RCODE_REFUSED &&
+        rcode != RP_DNS_RCODE_SERVFAIL) {
+      memcpy(pool->scratch, answer, len);
+      rp_dns_set_id(pool->scratch, r->probe_client_id);
+      ++pool->stats.duplicates_delivered;
+      if (pool->cb.deliver(pool, &r->probe_client, pool->scratch, len,
+                           RP_DELIVER_EXTRA, pool->user_data) != 0) {
+        return RP_ERR_CALLBACK_FAILURE;
+      }
+    }
+    return pool_drain(pool, now);
+  }
+  q = &pool->queries[v->query];
+  t = &q->tries[v->try_index];
+  if (!rp_dns_question_equal(&msg.question, &q->question)) {
+    ++pool->stats.spoofed;
+    return 0;
+  }
+  rcode = rp_dns_rcode(answer);
+  if (rcode == RP_DNS_RCODE_REFUSED || rcode == RP_DNS_RCODE_SERVFAIL) {
+    rv = pool_on_refusal(pool, q, t, r, now);
+  } else if (rp_dns_is_truncated(answer) && !(flags & RP_ANSWER_STREAM) &&
+             (r->flags & RP_RESOLVER_TCP_FALLBACK)) {
+    pool_try_close(pool, q, t, now);
+    pool_res_reply(pool, r, 0, now);
+    rv = pool_try_send(pool, q, r, RP_TRY_STREAM, RP_SEND_STREAM, 0, now);
+    rv = rv < 0 ? rv : 0;
+  } else {
+    lat = now - t->sent;
+    kind = t->kind;
+    pool_try_close(pool, q, t, now);
+    ++r->answered;
+    rp_rtt_add(&r->rtt, lat, now, pool->set.latency_window);
+    rp_ratelim_on_answer(&r->rl, &pool->set, now);
+    pool_res_reply(pool, r, pool->set.score_answer, now);
+    rp_select_refresh(pool, r, now);
+    pool_note_answer_size(pool, len, kind == RP_TRY_COPY, now);
+    rv = pool_deliver(pool, q, answer, len, 0);
+  }
+  if (q->active) {
+    pool_query_finish(pool, q, now);
+  }
+  if (rv < 0) {
+    return rv;
+  }
+  return pool_drain(pool, now);
+}
+
+/* pool_error_one applies |outcome| to one open try |t| at |r|. */
+static int pool_error_one(rp_pool *pool, rp_res *r, rp_try *t,
+                          rp_outcome outcome, rp_tstamp now) {
+  rp_query *q = t->query;
+  int rv = 0;
+
+  switch (outcome) {
+  case RP_OUTCOME_OK:
+    return 0;
+  case RP_OUTCOME_TIMEOUT:
+    rv = pool_try_expired(pool, q, t, now);
+    break;
+  case RP_OUTCOME_SERVFAIL:
+  case RP_OUTCOME_REFUSED:
+  case RP_OUTCOME_HTTP_429:
+    rv = pool_on_refusal(pool, q, t, r, now);
+    break;
+  case RP_OUTCOME_FORMERR:
+  case RP_OUTCOME_MALFORMED:
+    ++pool->stats.malformed;
+    return 0;
+  case RP_OUTCOME_ID_MISMATCH:
+    ++pool->stats.spoofed;
+    return 0;
+  case RP_OUTCOME_TRUNCATED:
+  case RP_OUTCOME_CONNECT_FAILED:
+  case RP_OUTCOME_TLS_FAILED:
+  case RP_OUTCOME_SEND_FAILED:
+    rv = pool_on_neterr(pool, q, t, r, now);
+    break;
+  }
+  if (q->active) {
+    pool_query_finish(pool, q, now);
+  }
+  return rv;
+}
+
+int rp_pool_on_error(rp_pool *pool, uint32_t resolver_id, uint32_t upstream_id,
+                     rp_outcome outcome, rp_tstamp now) {
+  rp_res *r = pool ? pool_res(pool, resolver_id) : NULL;
+  const rp_idmap_value *v;
+  rp_list batch;
+  rp_try *t;
+  int rv = 0;
+
+  if (r == NULL) {
+    return RP_ERR_NOT_FOUND;
+  }
+  if (upstream_id == RP_UPSTREAM_ID_ALL) {
+    /* Move the open tries aside first: resends may add new ones. */
+    rp_list_init(&batch);
+    if (!rp_list_empty(&r->tries)) {
+      batch.next = r->tries.next;
+      batch.prev = r->tries.prev;
+      batch.next->prev = &batch;
+      batch.prev->next = &batch;
+      rp_list_init(&r->tries);
+    }
+    while (!rp_list_empty(&batch) && rv == 0) {
+      t = rp_container_of(batch.next, rp_try, res_node);
+      rp_list_remove(&t->res_node);
+      rp_list_push_back(&r->tries, &t->res_node);
+      rv = pool_error_one(pool, r, t, outcome, now);
+    }
+    while (!rp_list_empty(&batch)) {
+      t = rp_container_of(batch.next, rp_try, res_node);
+      rp_list_remove(&t->res_node);
+      rp_list_push_back(&r->tries, &t->res_node);
+    }
+  } else if (upstream_id <= UINT16_MAX) {
+    v = rp_idmap_get(&pool->ids, r->slot, (uint16_t)upstream_id);
+    if (v == NULL) {
+      return 0;
+    }
+    if (v->query == RP_IDMAP_PROBE) {
+      rp_idmap_del(&pool->ids, r->slot, r->probe_id);
+      r->probe_open = 0;
+      rp_health_loss(&r->health, pool->set.loss_window, 1, 1,
+                     pool->set.score_failure, now);
+      return 0;
+    }
+    t = &pool->queries[v->query].tries[v->try_index];
+    rv = pool_error_one(pool, r, t, outcome, now);
+  }
+  if (rv < 0) {
+    return rv;
+  }
+  return pool_drain(pool, now);
+}
+
+rp_tstamp rp_pool_get_expiry(const rp_pool *pool) {
+  const rp_pq_entry *pe = rp_pq_top(&pool->timers);
+  rp_tstamp at =
+      pe ? rp_container_of_const(pe, rp_timer, pe)->at : RP_TSTAMP_UNSET;
+
+  if (!rp_list_empty(&pool->wait_q)) {
+    pe = rp_pq_top(&pool->pastcap);
+    if (pe != NULL) {
+      at = pool_min(at,
+                    rp_container_of_const(pe, rp_res, e_pastcap)->pastcap_at);
+    }
+  }
+  return at;
+}
+
+int rp_pool_handle_expiry(rp_pool *pool, rp_tstamp now) {
+  rp_pq_entry *pe;
+  rp_timer *t;
+  int rv;
+
+  while ((pe = rp_pq_top(&pool->timers)) != NULL) {
+    t = rp_container_of(pe, rp_timer, pe);
+    if (t->at > now) {
+      break;
+    }
+    rp_pq_pop(&pool->timers);
+    switch (t->kind) {
+    case RP_TIMER_QUERY:
+      rv = pool_query_service(pool, rp_container_of(t, rp_query, timer), now);
+      break;
+    case RP_TIMER_RES:
+      rv = pool_res_timer(pool, rp_container_of(t, rp_res, timer), now);
+      break;
+    default:
+      rp_unreachable();
+    }
+    if (rv < 0) {
+      return rv;
+    }
+  }
+  return pool_drain(pool, now);
+}
+
+/* ---------------------------------------------------------------- */
+/* Stats                                                              */
+/* ---------------------------------------------------------------- */
+
+int rp_pool_get_resolver_stats(const rp_pool *pool, uint32_t resolver_id,
+                               rp_resolver_stats *stats, rp_tstamp now) {
+  const rp_res *r = pool ? pool_res(pool, resolver_id) : NULL;
+  rp_ratelim rl;
+
+  if (r == NULL || stats == NULL) {
+    return RP_ERR_NOT_FOUND;
+  }
+  rl = r->rl;
+  *stats = (rp_resolver_stats){
+      .state = r->down           ? RP_RESOLVER_DOWN
+               : r->probation    ? RP_RESOLVER_PROBATION
+               : r->rl.cap > 0.0 ? RP_RESOLVER_CAPPED
+                                 : RP_RESOLVER_ACTIVE,
+      .cap_qps = r->rl.cap,
+      .answer_rate_qps = rp_ratelim_rate(&rl, &pool->set, now),
+      .fastest_latency = rp_rtt_fastest(&r->rtt),
+      .mean_latency = r->rtt.mean,
+      .latency_dev =
+          r->rtt.mean == RP_TSTAMP_UNSET ? RP_TSTAMP_UNSET : r->rtt.dev,
+      .loss = rp_health_loss_ratio(&r->health),
+      .loss_uncertainty = (rp_health_loss_upper(&r->health, pool->set.loss_z) -
+                           rp_health_loss_lower(&r->health, pool->set.loss_z)) /
+                          2.0,
+      .inflight = r->inflight,
+      .sent = r->sent,
+      .answered = r->answered,
+      .refused = r->refused,
+      .dropped = r->dropped,
+      .errors = r->errors,
+      .copies = r->copies,
+      .hedges = r->hedges,
+      .probes = r->probes,
+      .last_used = r->sent ? r->last_used : RP_TSTAMP_UNSET,
+      .score = r->health.score,
+  };
+  return 0;
+}
+
+void rp_pool_get_stats(const rp_pool *pool, rp_pool_stats *stats) {
+  *stats = pool->stats;
+  stats->inflight = pool->ninflight;
+  stats->nresolvers = pool->nres;
+  stats->nup = pool->nup;
+}

@@ -1,0 +1,154 @@
+/*
+ * ratelim.h: a resolver's learned rate cap, its token bucket and its
+ * recent answer rate.
+ *
+ * IMPLEMENTATION NOTES (DESIGN.md section 5, "Rate caps, learned")
+ * - The answer rate is counted in RP_RATELIM_NBUCKETS buckets of
+ *   RP_RATELIM_BUCKET (100 ms), enough for settings.rate_window (3 s)
+ *   plus the two whole seconds of the raise. A resolver in use for less
+ *   than rate_window is measured over its time in use (never less than
+ *   one bucket), so a fresh resolver is not measured over seconds in
+ *   which it got nothing.
+ * - Refusal: cap = cap_refusal_factor (1.2) x rate; a refused query is
+ *   resent at once, so a little overshoot keeps the resolver saturated.
+ *   The refusal empties the bucket. Before assume_answers (10) answers
+ *   the rate is taken as assume_qps (10 q/s): a resolver that refuses
+ *   does at least some tens a second, and two answers over 20 ms say
+ *   nothing. After a quiet spell (no trouble for quiet_spell) the cap
+ *   drops by at most quiet_max_step (30 %): a quiet resolver's answer
+ *   rate only shows how little it was sent.
+ * - Drop (a try lost while the resolver answered others within
+ *   rate_window): cap = cap_drop_factor (0.9) x rate; a drop shows only
+ *   after per_attempt and costs the tunnel a retransmission.
+ * - Overflow grace: refusals and drops of tries sent before the cap was
+ *   last set, or within overflow_grace (1 s) of the last cap change or of
+ *   a send past the cap, do not lower the cap again: a tunnel keeps
+ *   hundreds of queries in flight, and each of their refusals would
+ *   otherwise lower the cap once more.
+ * - Loss or overflow: a drop while the resolver answers others is
+ *   overflow of a limit when its try was sent uncapped, past the cap or
+ *   while growth probed above the cap trouble last set. A drop under that
+ *   cap is pending: the cap is lowered, and when a try sent after that
+ *   lowering drops again, the drops were random loss and are counted
+ *   (with the pending ones); when per_attempt + overflow_grace pass
+ *   without a drop, the lowering worked and they are forgiven. A
+ *   resolver that drops past its rate keeps a clean loss record; one
+ *   that loses at random shows its loss after about 3 x per_attempt. A resolver
+ * that drops past its rate then stops dropping once capped and keeps a clean
+ * loss record; one that loses at random keeps losing under its cap and its loss
+ * shows.
+ * - Growth: +cap_growth (10 %)/s while the resolver answered within the
+ *   last second and had no trouble for trouble_recent. Two whole seconds
+ *   of answers above the cap raise it at once to the lower of the two.
+ *   A cap that held nothing back, with no trouble, for cap_lift_after is
+ *   lifted (the resolver is unlimited again).
+ * - Left out: no smoothing of refusal bursts beyond the grace; no
+ *   per-resolver configured rate (the caps are learned only).
+ */
+#ifndef RP_CORE_RATELIM_H
+#define RP_CORE_RATELIM_H
+
+#include "respool.h"
+
+/* RP_RATELIM_BUCKET is the width of one answer-count bucket, ns. */
+#define RP_RATELIM_BUCKET (100 * RP_MILLISECONDS)
+/* RP_RATELIM_NBUCKETS is how many buckets are kept (3.2 s). */
+#define RP_RATELIM_NBUCKETS 32
+/* RP_RATELIM_MIN_CAP is the smallest cap, queries/s: 0 means "none". */
+#define RP_RATELIM_MIN_CAP 1.0
+
+typedef struct rp_ratelim {
+  /* cap is the learned cap, queries/s; 0 when uncapped. */
+  double cap;
+  /* tokens is the bucket's content, queries, at |tokens_at|. */
+  double tokens;
+  rp_tstamp tokens_at;
+  /* in_use_since is the first send, RP_TSTAMP_UNSET before. */
+  rp_tstamp in_use_since;
+  /* last_answer is the last answer, RP_TSTAMP_UNSET if none. */
+  rp_tstamp last_answer;
+  /* last_trouble is the last refusal or drop, RP_TSTAMP_UNSET if none. */
+  rp_tstamp last_trouble;
+  /* last_held_back is when the cap last held a query back. */
+  rp_tstamp last_held_back;
+  /* capped_at is when the cap was last set by a refusal or drop. */
+  rp_tstamp capped_at;
+  /* safe_cap is the cap a refusal or drop last set, queries/s: growth
+     and raises probe above it. */
+  double safe_cap;
+  /* pending counts drops under the cap not yet judged loss or
+     overflow. */
+  uint32_t pending;
+  /* drop_capped_at is when a drop under the cap last lowered it, UNSET
+     outside such an episode. */
+  rp_tstamp drop_capped_at;
+  /* last_drop is the last drop while answering others, or UNSET. */
+  rp_tstamp last_drop;
+  /* overflow_until: refusals and drops before it do not lower the cap. */
+  rp_tstamp overflow_until;
+  /* last_past_cap is the last send past the cap. */
+  rp_tstamp last_past_cap;
+  /* last_growth is when growth was last applied. */
+  rp_tstamp last_growth;
+  /* buckets counts answers per RP_RATELIM_BUCKET; the newest bucket is
+     number |bucket_no| (time / RP_RATELIM_BUCKET). */
+  uint32_t buckets[RP_RATELIM_NBUCKETS];
+  uint64_t bucket_no;
+  /* answers is the number of answers since the resolver was added. */
+  uint64_t answers;
+  /* raise_checked is the last whole second checked for the raise. */
+  uint64_t raise_checked;
+} rp_ratelim;
+
+/* rp_ratelim_init resets |rl| to uncapped, no answer. */
+void rp_ratelim_init(rp_ratelim *rl);
+
+/* rp_ratelim_on_send records a send at |now|; |past_cap| is 1 for a
+   send past the cap (opens the overflow grace). */
+void rp_ratelim_on_send(rp_ratelim *rl, const rp_settings *set, int past_cap,
+                        rp_tstamp now);
+
+/* rp_ratelim_update refills the bucket, grows the cap and lifts it when
+   due at |now|. Returns 1 if the cap was lifted. */
+int rp_ratelim_update(rp_ratelim *rl, const rp_settings *set, rp_tstamp now);
+
+/* rp_ratelim_take takes a token at |now| (after rp_ratelim_update).
+   Returns 1 if the send is within the cap (always when uncapped). */
+int rp_ratelim_take(rp_ratelim *rl);
+
+/* rp_ratelim_next_token returns when the bucket next holds a token. */
+rp_tstamp rp_ratelim_next_token(const rp_ratelim *rl);
+
+/* rp_ratelim_rate returns the recent answer rate at |now|, queries/s. */
+double rp_ratelim_rate(rp_ratelim *rl, const rp_settings *set, rp_tstamp now);
+
+/* rp_ratelim_on_answer counts an answer at |now|. Returns 1 if the
+   two-second rule raised the cap. */
+int rp_ratelim_on_answer(rp_ratelim *rl, const rp_settings *set, rp_tstamp now);
+
+/* rp_ratelim_on_refusal applies a refusal of a try sent at |sent_at|.
+   Returns 1 if the cap was set or changed. */
+int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
+                          rp_tstamp sent_at, rp_tstamp now);
+
+/* rp_ratelim_on_drop applies a try sent at |sent_at| lost at |now|;
+   |under_cap| is 1 if the try was sent within the cap trouble last set.
+   Sets |*pnloss| to the number of losses to count now: 1 when the
+   resolver answers nothing else; when it does, 0 for a drop that may be
+   overflow (kept pending when sent under the cap), or 1 + the pending
+   ones when the cap was already lowered for such a drop before this try
+   was sent and it still dropped. Returns 1 if the cap was set or
+   changed. */
+int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
+                       rp_tstamp sent_at, int under_cap, rp_tstamp now,
+                       uint32_t *pnloss);
+
+/* rp_ratelim_within_safe returns 1 if a send now is within the cap that
+   trouble last set (not uncapped, not probing above it). */
+int rp_ratelim_within_safe(const rp_ratelim *rl);
+
+/* rp_ratelim_past_cap_at returns when the resolver may next get a send
+   past its cap. */
+rp_tstamp rp_ratelim_past_cap_at(const rp_ratelim *rl, const rp_settings *set);
+
+#endif /* RP_CORE_RATELIM_H */

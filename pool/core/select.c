@@ -1,0 +1,610 @@
+/*
+ * select.c: resolver selection (see select.h for the notes).
+ */
+#include "select.h"
+
+#include <assert.h>
+
+/* SELECT_MIN_OK bounds 1 - loss in the cost, so that a resolver losing
+   everything has a finite cost (10 x its latency). */
+#define SELECT_MIN_OK 0.1
+/* SELECT_SCORE_OFFSET turns a score -10 .. 10 into a weight 1 .. 21. */
+#define SELECT_SCORE_OFFSET 11
+/* SELECT_WEIGHTED_DRAWS is how many weighted draws may hit a resolver
+   the query already waits on before giving up. */
+#define SELECT_WEIGHTED_DRAWS 4
+/* SELECT_COPY_SPREAD is how many equally good unlimited resolvers a
+   copy may rotate over (bounded work per copy). */
+#define SELECT_COPY_SPREAD 4
+/* SELECT_PER_MILLE scales least_loss's ratio (MasterDnsVPN). */
+#define SELECT_PER_MILLE 1000.0
+
+static rp_res *select_res(const rp_pool *pool, uint32_t slot) {
+  return slot < pool->res_cap ? pool->res[slot] : NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* Heap orders                                                        */
+/* ---------------------------------------------------------------- */
+
+int rp_select_less_lru(const rp_pq_entry *a, const rp_pq_entry *b) {
+  const rp_res *ra = rp_container_of_const(a, rp_res, e_lru);
+  const rp_res *rb = rp_container_of_const(b, rp_res, e_lru);
+
+  if (ra->use_seq != rb->use_seq) {
+    return ra->use_seq < rb->use_seq;
+  }
+  if (ra->tiebreak != rb->tiebreak) {
+    return ra->tiebreak < rb->tiebreak;
+  }
+  return ra->slot < rb->slot;
+}
+
+int rp_select_less_cost(const rp_pq_entry *a, const rp_pq_entry *b) {
+  const rp_res *ra = rp_container_of_const(a, rp_res, e_cost);
+  const rp_res *rb = rp_container_of_const(b, rp_res, e_cost);
+
+  if (ra->cost != rb->cost) {
+    return ra->cost < rb->cost;
+  }
+  return ra->slot < rb->slot;
+}
+
+int rp_select_less_loss(const rp_pq_entry *a, const rp_pq_entry *b) {
+  const rp_res *ra = rp_container_of_const(a, rp_res, e_loss);
+  const rp_res *rb = rp_container_of_const(b, rp_res, e_loss);
+  double la = rp_health_loss_ratio(&ra->health);
+  double lb = rp_health_loss_ratio(&rb->health);
+
+  if (la != lb) {
+    return la < lb;
+  }
+  return ra->slot < rb->slot;
+}
+
+int rp_select_less_unlim(const rp_pq_entry *a, const rp_pq_entry *b) {
+  const rp_res *ra = rp_container_of_const(a, rp_res, e_unlim);
+  const rp_res *rb = rp_container_of_const(b, rp_res, e_unlim);
+
+  if (ra->cost != rb->cost) {
+    return ra->cost < rb->cost;
+  }
+  return ra->slot < rb->slot;
+}
+
+int rp_select_less_strat(const rp_pq_entry *a, const rp_pq_entry *b) {
+  const rp_res *ra = rp_container_of_const(a, rp_res, e_strat);
+  const rp_res *rb = rp_container_of_const(b, rp_res, e_strat);
+
+  if (ra->strat_key != rb->strat_key) {
+    return ra->strat_key < rb->strat_key;
+  }
+  if (ra->use_seq != rb->use_seq) {
+    return ra->use_seq < rb->use_seq;
+  }
+  if (ra->tiebreak != rb->tiebreak) {
+    return ra->tiebreak < rb->tiebreak;
+  }
+  return ra->slot < rb->slot;
+}
+
+int rp_select_less_pastcap(const rp_pq_entry *a, const rp_pq_entry *b) {
+  const rp_res *ra = rp_container_of_const(a, rp_res, e_pastcap);
+  const rp_res *rb = rp_container_of_const(b, rp_res, e_pastcap);
+
+  if (ra->pastcap_at != rb->pastcap_at) {
+    return ra->pastcap_at < rb->pastcap_at;
+  }
+  return ra->slot < rb->slot;
+}
+
+/* ---------------------------------------------------------------- */
+/* Membership                                                         */
+/* ---------------------------------------------------------------- */
+
+int rp_select_has_open(const rp_query *q, uint32_t slot) {
+  size_t i;
+
+  for (i = 0; i < q->ntries; ++i) {
+    if (q->tries[i].open && q->tries[i].res == slot) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* select_has_open_copy returns 1 if |q| has an open copy at |slot|. */
+static int select_has_open_copy(const rp_query *q, uint32_t slot) {
+  size_t i;
+
+  for (i = 0; i < q->ntries; ++i) {
+    if (q->tries[i].open && q->tries[i].res == slot &&
+        q->tries[i].kind == RP_TRY_COPY) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* select_qualifies returns 1 if |r| is in the equal-cost band now. */
+static int select_qualifies(const rp_pool *pool, const rp_res *r) {
+  const rp_pq_entry *pe;
+  const rp_res *best;
+  double limit, ref = 0.0;
+
+  if (r->down) {
+    return 0;
+  }
+  pe = rp_pq_top(&pool->cost);
+  if (r->cost >= 0.0 && pe != NULL) {
+    best = rp_container_of_const(pe, rp_res, e_cost);
+    limit = pool->set.band_ratio * best->cost + (double)pool->set.band_slack;
+    if (r->cost > limit) {
+      return 0;
+    }
+  }
+  pe = rp_pq_top(&pool->loss);
+  if (pe != NULL) {
+    best = rp_container_of_const(pe, rp_res, e_loss);
+    ref = rp_health_loss_ratio(&best->health);
+  }
+  if (rp_health_loss_lower(&r->health, pool->set.loss_z) >
+      ref + pool->set.band_loss) {
+    return 0;
+  }
+  return 1;
+}
+
+/* select_push pushes |pe| into |pq|; room was reserved at add. */
+static void select_push(rp_pq *pq, rp_pq_entry *pe) {
+  int rv = rp_pq_push(pq, pe);
+
+  assert(rv == 0);
+  (void)rv;
+}
+
+/* select_to_token moves |r| (in no set) to the token wait. */
+static void select_to_token(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  rp_tstamp at = rp_ratelim_next_token(&r->rl);
+
+  if (at <= now) {
+    at = now + 1;
+  }
+  r->where = RP_WHERE_TOKEN;
+  rp_pool_timer_set(pool, &r->timer, at);
+  r->pastcap_at = rp_ratelim_past_cap_at(&r->rl, &pool->set);
+  select_push(&pool->pastcap, &r->e_pastcap);
+}
+
+void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  assert(r->where == RP_WHERE_NONE || r->where == RP_WHERE_BUSY);
+  r->where = RP_WHERE_NONE;
+  if (r->down) {
+    r->where = RP_WHERE_DOWN;
+    return;
+  }
+  if (pool->set.load_balance != RP_BALANCE_AUTO) {
+    return;
+  }
+  if (r->probation && r->inflight > 0) {
+    r->where = RP_WHERE_BUSY;
+    return;
+  }
+  if (r->rl.cap > 0.0) {
+    rp_ratelim_update(&r->rl, &pool->set, now);
+    if (r->rl.cap > 0.0 && r->rl.tokens < 1.0) {
+      select_to_token(pool, r, now);
+      return;
+    }
+  }
+  if (select_qualifies(pool, r)) {
+    r->where = RP_WHERE_BAND;
+    select_push(&pool->band, &r->e_lru);
+  } else {
+    r->where = RP_WHERE_OUT;
+    select_push(&pool->out, &r->e_lru);
+  }
+}
+
+void rp_select_unplace(rp_pool *pool, rp_res *r) {
+  switch (r->where) {
+  case RP_WHERE_BAND:
+    rp_pq_remove(&pool->band, &r->e_lru);
+    break;
+  case RP_WHERE_OUT:
+    rp_pq_remove(&pool->out, &r->e_lru);
+    break;
+  case RP_WHERE_TOKEN:
+    rp_pool_timer_set(pool, &r->timer, RP_TSTAMP_UNSET);
+    rp_pq_remove(&pool->pastcap, &r->e_pastcap);
+    break;
+  case RP_WHERE_NONE:
+  case RP_WHERE_BUSY:
+  case RP_WHERE_DOWN:
+    break;
+  }
+  r->where = RP_WHERE_NONE;
+}
+
+/* select_heap_set puts |pe| in |pq| when |in|, else takes it out, and
+   restores the order after a key change. */
+static void select_heap_set(rp_pq *pq, rp_pq_entry *pe, int in) {
+  if (!in) {
+    rp_pq_remove(pq, pe);
+  } else if (rp_pq_entry_queued(pe)) {
+    rp_pq_update(pq, pe);
+  } else {
+    select_push(pq, pe);
+  }
+}
+
+void rp_select_fw_set(rp_pool *pool, rp_res *r, uint64_t weight) {
+  size_t i;
+  uint64_t old = r->fw_weight;
+
+  if (pool->fw == NULL || weight == old) {
+    return;
+  }
+  r->fw_weight = weight;
+  for (i = (size_t)r->slot + 1; i <= pool->res_cap; i += i & (~i + 1)) {
+    pool->fw[i] = pool->fw[i] - old + weight;
+  }
+}
+
+void rp_select_refresh(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  const rp_settings *set = &pool->set;
+  rp_duration fastest = rp_rtt_fastest(&r->rtt);
+  double ok = 1.0 - rp_health_loss_ratio(&r->health);
+  int up = !r->down;
+
+  (void)now;
+  if (ok < SELECT_MIN_OK) {
+    ok = SELECT_MIN_OK;
+  }
+  r->cost = fastest == RP_TSTAMP_UNSET ? -1.0 : (double)fastest / ok;
+  select_heap_set(&pool->cost, &r->e_cost, up && r->cost >= 0.0);
+  select_heap_set(&pool->loss, &r->e_loss, up && r->health.n > 0.0);
+  select_heap_set(&pool->unlim, &r->e_unlim,
+                  up && !r->probation && r->rl.cap <= 0.0 && r->cost >= 0.0);
+  switch (set->load_balance) {
+  case RP_BALANCE_LOWEST_LATENCY:
+    r->strat_key = r->rtt.nsamples < set->stat_min_samples
+                       ? (double)set->ll_unknown_latency
+                       : (double)r->rtt.mean;
+    select_heap_set(&pool->strat, &r->e_strat, up);
+    break;
+  case RP_BALANCE_LEAST_LOSS:
+    r->strat_key = r->health.total_closed < set->stat_min_samples
+                       ? (double)set->ll_unknown_loss
+                       : (double)r->health.total_lost * SELECT_PER_MILLE /
+                             (double)r->health.total_closed;
+    select_heap_set(&pool->strat, &r->e_strat, up);
+    break;
+  case RP_BALANCE_WEIGHTED:
+    rp_select_fw_set(
+        pool, r, up ? (uint64_t)(r->health.score + SELECT_SCORE_OFFSET) : 0);
+    break;
+  case RP_BALANCE_AUTO:
+  case RP_BALANCE_ROUNDROBIN:
+    break;
+  }
+  if (r->where == RP_WHERE_BAND && !select_qualifies(pool, r)) {
+    rp_pq_remove(&pool->band, &r->e_lru);
+    r->where = RP_WHERE_OUT;
+    select_push(&pool->out, &r->e_lru);
+  } else if (r->where == RP_WHERE_OUT && select_qualifies(pool, r)) {
+    rp_pq_remove(&pool->out, &r->e_lru);
+    r->where = RP_WHERE_BAND;
+    select_push(&pool->band, &r->e_lru);
+  }
+}
+
+/* ---------------------------------------------------------------- */
+/* Auto                                                               */
+/* ---------------------------------------------------------------- */
+
+/* select_take checks |r|'s probation and token for a send at |now|.
+   Returns 1 and takes the token, or 0 after moving |r| (which must be
+   popped from its heap by the caller first) to the set that fits. */
+static int select_take(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  if (r->probation && r->inflight > 0) {
+    r->where = RP_WHERE_BUSY;
+    return 0;
+  }
+  if (r->rl.cap > 0.0) {
+    if (rp_ratelim_update(&r->rl, &pool->set, now)) {
+      rp_select_refresh(pool, r, now);
+    }
+    if (!rp_ratelim_take(&r->rl)) {
+      r->rl.last_held_back = now;
+      select_to_token(pool, r, now);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static uint32_t select_auto(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_res *aside[RP_CORE_MAX_TRIES];
+  size_t naside = 0, i;
+  uint32_t found = RP_CORE_NONE;
+  rp_pq_entry *pe;
+  rp_res *r;
+
+  while ((pe = rp_pq_top(&pool->band)) != NULL) {
+    r = rp_container_of(pe, rp_res, e_lru);
+    rp_pq_pop(&pool->band);
+    r->where = RP_WHERE_NONE;
+    if (!select_qualifies(pool, r)) {
+      r->where = RP_WHERE_OUT;
+      select_push(&pool->out, &r->e_lru);
+      continue;
+    }
+    if (rp_select_has_open(q, r->slot) ||
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+      aside[naside++] = r;
+      if (naside == RP_CORE_MAX_TRIES) {
+        break;
+      }
+      continue;
+    }
+    if (!select_take(pool, r, now)) {
+      continue;
+    }
+    /* The send updates last_used and the LRU position. */
+    r->where = RP_WHERE_BAND;
+    select_push(&pool->band, &r->e_lru);
+    found = r->slot;
+    break;
+  }
+  for (i = 0; i < naside; ++i) {
+    aside[i]->where = RP_WHERE_BAND;
+    select_push(&pool->band, &aside[i]->e_lru);
+  }
+  return found;
+}
+
+/* ---------------------------------------------------------------- */
+/* Other strategies                                                   */
+/* ---------------------------------------------------------------- */
+
+static uint32_t select_rr(rp_pool *pool, rp_query *q) {
+  rp_list *n = pool->rr_next;
+  size_t steps;
+  rp_res *r;
+
+  for (steps = 0; steps <= pool->nres + 1; ++steps) {
+    if (n == &pool->rr_ring) {
+      n = n->next;
+      if (n == &pool->rr_ring) {
+        return RP_CORE_NONE;
+      }
+    }
+    r = rp_container_of(n, rp_res, rr_node);
+    n = n->next;
+    if (rp_select_has_open(q, r->slot) ||
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+      if (steps > RP_CORE_MAX_TRIES) {
+        return RP_CORE_NONE;
+      }
+      continue;
+    }
+    pool->rr_next = n;
+    return r->slot;
+  }
+  return RP_CORE_NONE;
+}
+
+/* select_fw_find returns the slot whose cumulative weight covers |u|. */
+static uint32_t select_fw_find(const rp_pool *pool, uint64_t u) {
+  size_t pos = 0, step = 1;
+
+  while (step * 2 <= pool->res_cap) {
+    step *= 2;
+  }
+  for (; step > 0; step /= 2) {
+    if (pos + step <= pool->res_cap && pool->fw[pos + step] <= u) {
+      pos += step;
+      u -= pool->fw[pos];
+    }
+  }
+  return (uint32_t)pos;
+}
+
+static uint32_t select_weighted(rp_pool *pool, rp_query *q) {
+  uint64_t total = 0, u;
+  size_t i;
+  uint32_t slot;
+  rp_res *r;
+  int draw;
+
+  if (pool->fw == NULL) {
+    return RP_CORE_NONE;
+  }
+  for (i = pool->res_cap; i > 0; i -= i & (~i + 1)) {
+    total += pool->fw[i];
+  }
+  if (total == 0) {
+    return RP_CORE_NONE;
+  }
+  for (draw = 0; draw < SELECT_WEIGHTED_DRAWS; ++draw) {
+    u = rp_pool_rand32(pool) % total;
+    slot = select_fw_find(pool, u);
+    r = select_res(pool, slot);
+    if (r != NULL && !rp_select_has_open(q, slot) &&
+        r->inflight < RP_CORE_RES_MAX_INFLIGHT) {
+      return slot;
+    }
+  }
+  return RP_CORE_NONE;
+}
+
+static uint32_t select_strat(rp_pool *pool, rp_query *q) {
+  rp_res *aside[RP_CORE_MAX_TRIES];
+  size_t naside = 0, i;
+  uint32_t found = RP_CORE_NONE;
+  rp_pq_entry *pe;
+  rp_res *r;
+
+  while ((pe = rp_pq_top(&pool->strat)) != NULL && naside < RP_CORE_MAX_TRIES) {
+    r = rp_container_of(pe, rp_res, e_strat);
+    if (rp_select_has_open(q, r->slot) ||
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+      rp_pq_pop(&pool->strat);
+      aside[naside++] = r;
+      continue;
+    }
+    found = r->slot;
+    break;
+  }
+  for (i = 0; i < naside; ++i) {
+    select_push(&pool->strat, &aside[i]->e_strat);
+  }
+  return found;
+}
+
+uint32_t rp_select_primary(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  switch (pool->set.load_balance) {
+  case RP_BALANCE_AUTO:
+    return select_auto(pool, q, now);
+  case RP_BALANCE_ROUNDROBIN:
+    return select_rr(pool, q);
+  case RP_BALANCE_WEIGHTED:
+    return select_weighted(pool, q);
+  case RP_BALANCE_LOWEST_LATENCY:
+  case RP_BALANCE_LEAST_LOSS:
+    return select_strat(pool, q);
+  }
+  return RP_CORE_NONE;
+}
+
+uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
+                         rp_tstamp now) {
+  rp_res *aside[RP_CORE_MAX_TRIES + 1];
+  size_t naside = 0, i;
+  uint32_t found;
+  rp_res *r = select_res(pool, first);
+  rp_pq_entry *pe;
+  int lossy;
+
+  found = rp_select_primary(pool, q, now);
+  if (found != RP_CORE_NONE || pool->set.load_balance != RP_BALANCE_AUTO) {
+    return found;
+  }
+  /* Nothing in the band: only a first resolver that really loses
+     queries justifies a hedge to a slower one. */
+  lossy = r != NULL &&
+          (rp_health_loss_lower(&r->health, pool->set.loss_z) >
+               pool->set.hedge_lossy_loss ||
+           rp_health_lost_lately(&r->health, pool->set.lossy_recent, now));
+  if (!lossy) {
+    return RP_CORE_NONE;
+  }
+  while ((pe = rp_pq_top(&pool->cost)) != NULL && naside <= RP_CORE_MAX_TRIES) {
+    r = rp_container_of(pe, rp_res, e_cost);
+    rp_pq_pop(&pool->cost);
+    aside[naside++] = r;
+    if (rp_select_has_open(q, r->slot) ||
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT ||
+        (r->probation && r->inflight > 0)) {
+      continue;
+    }
+    if (r->rl.cap > 0.0) {
+      rp_ratelim_update(&r->rl, &pool->set, now);
+      if (r->rl.cap > 0.0 && !rp_ratelim_take(&r->rl)) {
+        continue;
+      }
+    }
+    found = r->slot;
+    break;
+  }
+  for (i = 0; i < naside; ++i) {
+    select_push(&pool->cost, &aside[i]->e_cost);
+  }
+  return found;
+}
+
+uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_res *aside[RP_CORE_MAX_TRIES + SELECT_COPY_SPREAD];
+  size_t naside = 0, i, ncand = 0;
+  rp_res *best = NULL, *r;
+  rp_pq_entry *pe;
+  double limit = -1.0;
+
+  (void)now;
+  /* Among the unlimited resolvers as good as the soonest and surest
+     (the equal-cost band of the cheapest), the least recently used. */
+  while ((pe = rp_pq_top(&pool->unlim)) != NULL &&
+         naside < RP_CORE_MAX_TRIES + SELECT_COPY_SPREAD &&
+         ncand < SELECT_COPY_SPREAD) {
+    r = rp_container_of(pe, rp_res, e_unlim);
+    if (limit >= 0.0 && r->cost > limit) {
+      break;
+    }
+    rp_pq_pop(&pool->unlim);
+    aside[naside++] = r;
+    if (select_has_open_copy(q, r->slot) ||
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+      continue;
+    }
+    if (limit < 0.0) {
+      limit = pool->set.band_ratio * r->cost + (double)pool->set.band_slack;
+    }
+    ++ncand;
+    if (best == NULL || r->use_seq < best->use_seq) {
+      best = r;
+    }
+  }
+  for (i = 0; i < naside; ++i) {
+    select_push(&pool->unlim, &aside[i]->e_unlim);
+  }
+  return best ? best->slot : RP_CORE_NONE;
+}
+
+uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_pq_entry *pe = rp_pq_top(&pool->out);
+  rp_res *r;
+
+  if (pe == NULL) {
+    return RP_CORE_NONE;
+  }
+  r = rp_container_of(pe, rp_res, e_lru);
+  if (!rp_tstamp_elapsed(r->last_used, pool->set.retry_left_out, now)) {
+    return RP_CORE_NONE;
+  }
+  rp_pq_pop(&pool->out);
+  r->where = RP_WHERE_NONE;
+  if (select_qualifies(pool, r)) {
+    r->where = RP_WHERE_BAND;
+    select_push(&pool->band, &r->e_lru);
+    return RP_CORE_NONE;
+  }
+  if (rp_select_has_open(q, r->slot) ||
+      r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+    r->where = RP_WHERE_OUT;
+    select_push(&pool->out, &r->e_lru);
+    return RP_CORE_NONE;
+  }
+  if (!select_take(pool, r, now)) {
+    return RP_CORE_NONE;
+  }
+  r->where = RP_WHERE_OUT;
+  select_push(&pool->out, &r->e_lru);
+  return r->slot;
+}
+
+uint32_t rp_select_past_cap(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_pq_entry *pe = rp_pq_top(&pool->pastcap);
+  rp_res *r;
+
+  if (pe == NULL) {
+    return RP_CORE_NONE;
+  }
+  r = rp_container_of(pe, rp_res, e_pastcap);
+  if (r->pastcap_at > now || rp_select_has_open(q, r->slot) ||
+      (r->probation && r->inflight > 0) ||
+      r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+    return RP_CORE_NONE;
+  }
+  return r->slot;
+}

@@ -1,0 +1,145 @@
+/*
+ * settings.c: rp_settings defaults per kind, and their check.
+ *
+ * IMPLEMENTATION NOTES
+ * - Every constant of DESIGN.md section 5 is a field; the values here
+ *   are the documented starting points (docs/pool-behaviour.md).
+ * - Kinds differ in duplicate and wait_for_token only:
+ *   dnstt: duplicate 2, wait_for_token 0 (its KCP times retransmissions
+ *   by the round trip; a held query costs it more than a failed one).
+ *   masterdns: duplicate 3, wait_for_token 1.
+ *   generic (a client the pool knows nothing about, the CLI without
+ *   --kind): duplicate 2, wait_for_token 1. The original dnstt-client
+ *   drops any non-NOERROR answer without sending a new poll, so a
+ *   SERVFAIL costs it a poll slot for good while a held query costs at
+ *   most token_wait (300 ms); a plain stub resolver also prefers a late
+ *   answer to a SERVFAIL. Copies are safe for an unknown client: every
+ *   answer carries its own ID and a stub ignores the extra one.
+ */
+#include "core.h"
+
+#include <string.h>
+
+/* SETTINGS_* are the documented defaults (DESIGN.md sections 4 and 5). */
+#define SETTINGS_DEADLINE (5 * RP_SECONDS)
+#define SETTINGS_PER_ATTEMPT (2 * RP_SECONDS)
+#define SETTINGS_PROBE_INTERVAL (5 * RP_SECONDS)
+#define SETTINGS_DOWN_AFTER 8
+#define SETTINGS_MAX_INFLIGHT 10000
+#define SETTINGS_MAX_RESOLVERS 16384
+#define SETTINGS_DUP_DNSTT 2
+#define SETTINGS_DUP_MASTERDNS 3
+#define SETTINGS_DUP_GENERIC 2
+#define SETTINGS_MAX_QUERY_LEN 1232
+
+void rp_settings_default(rp_settings *settings, rp_kind kind) {
+  memset(settings, 0, sizeof(*settings));
+  *settings = (rp_settings){
+      .load_balance = RP_BALANCE_AUTO,
+      .deadline = SETTINGS_DEADLINE,
+      .per_attempt = SETTINGS_PER_ATTEMPT,
+      .probe_interval = SETTINGS_PROBE_INTERVAL,
+      .down_after = SETTINGS_DOWN_AFTER,
+      .duplicate = SETTINGS_DUP_GENERIC,
+      .wait_for_token = 1,
+      .max_inflight = SETTINGS_MAX_INFLIGHT,
+      .max_resolvers = SETTINGS_MAX_RESOLVERS,
+      .log_level = RP_LOG_WARN,
+      .log_categories = RP_LOG_CAT_ALL,
+
+      .latency_window = 10 * RP_SECONDS,
+      .band_ratio = 1.2,
+      .band_slack = 5 * RP_MILLISECONDS,
+      .band_loss = 0.02,
+      .loss_z = 1.96,
+      .loss_window = 10.0,
+      .probation_answers = 8,
+      .retry_left_out = 2 * RP_SECONDS,
+
+      .cap_refusal_factor = 1.2,
+      .cap_drop_factor = 0.9,
+      .cap_growth = 0.10,
+      .cap_lift_after = 3 * RP_SECONDS,
+      .rate_window = 3 * RP_SECONDS,
+      .overflow_grace = 1 * RP_SECONDS,
+      .quiet_spell = 3 * RP_SECONDS,
+      .quiet_max_step = 0.3,
+      .assume_answers = 10,
+      .assume_qps = 10.0,
+      .bucket_depth = 200 * RP_MILLISECONDS,
+      .token_wait = 300 * RP_MILLISECONDS,
+      .past_cap_interval = 100 * RP_MILLISECONDS,
+      .trouble_recent = 2 * RP_SECONDS,
+
+      .hedge_devs = 4.0,
+      .hedge_min_dev = 10 * RP_MILLISECONDS,
+      .early_hedge_rtts = 2.0,
+      .lossy_recent = 10 * RP_SECONDS,
+      .hedge_lossy_loss = 0.05,
+      .max_hedges = 2,
+
+      .copy_delay_rtt = 0.25,
+      .copy_small_ratio = 0.5,
+      .copy_window = 8,
+      .copy_step = 0.5,
+      .copy_probe_interval = 2 * RP_SECONDS,
+      .copy_probe_queries = 4,
+      .answer_size_window = 10 * RP_SECONDS,
+
+      .down_copy_interval = 1 * RP_SECONDS,
+      .probe_qtype = RP_DNS_TYPE_TXT,
+
+      .score_answer = 1,
+      .score_refusal = -4,
+      .score_failure = -4,
+      .stat_min_samples = 5,
+      .ll_unknown_latency = 999 * RP_MILLISECONDS,
+      .ll_unknown_loss = 200,
+
+      .max_query_len = SETTINGS_MAX_QUERY_LEN,
+  };
+  switch (kind) {
+  case RP_KIND_DNSTT:
+    settings->duplicate = SETTINGS_DUP_DNSTT;
+    settings->wait_for_token = 0;
+    break;
+  case RP_KIND_MASTERDNS:
+    settings->duplicate = SETTINGS_DUP_MASTERDNS;
+    settings->wait_for_token = 1;
+    break;
+  case RP_KIND_GENERIC:
+    break;
+  }
+}
+
+int rp_settings_check(const rp_settings *s) {
+  switch (s->load_balance) {
+  case RP_BALANCE_AUTO:
+  case RP_BALANCE_ROUNDROBIN:
+  case RP_BALANCE_WEIGHTED:
+  case RP_BALANCE_LOWEST_LATENCY:
+  case RP_BALANCE_LEAST_LOSS:
+    break;
+  default:
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  if (s->deadline == 0 || s->per_attempt == 0 || s->down_after == 0 ||
+      s->duplicate < 1 || s->duplicate > RP_CORE_MAX_DUPLICATE ||
+      s->max_inflight == 0 || s->max_resolvers == 0 ||
+      s->max_resolvers > RP_CORE_MAX_RESOLVERS ||
+      s->max_query_len < RP_DNS_HEADER_LEN ||
+      s->max_query_len > RP_DNS_MAX_MSG_LEN || s->latency_window == 0 ||
+      s->band_ratio < 1.0 || s->band_loss < 0.0 || s->loss_z <= 0.0 ||
+      !(s->loss_window > 0.0) || s->retry_left_out == 0 ||
+      s->cap_refusal_factor <= 0.0 || s->cap_drop_factor <= 0.0 ||
+      s->cap_growth < 0.0 || s->rate_window == 0 || s->quiet_max_step < 0.0 ||
+      s->quiet_max_step > 1.0 || s->assume_qps <= 0.0 ||
+      s->past_cap_interval == 0 || s->hedge_devs < 0.0 ||
+      s->early_hedge_rtts < 0.0 || s->copy_delay_rtt < 0.0 ||
+      s->copy_small_ratio < 0.0 || s->copy_window == 0 || s->copy_step <= 0.0 ||
+      s->copy_probe_interval == 0 || s->answer_size_window == 0 ||
+      s->down_copy_interval == 0 || s->probe_interval == 0) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  return 0;
+}

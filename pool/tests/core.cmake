@@ -1,0 +1,29 @@
+# Unit tests and the micro-benchmark of the pool core (pool/core).
+set(RP_CORE_HARNESS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_harness.c)
+foreach(t pool select caps timing)
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c)
+    rp_add_test(unit core_${t}
+      SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c ${RP_CORE_HARNESS}
+      LIBS rp_core)
+    target_include_directories(test_core_${t} PRIVATE
+      ${PROJECT_SOURCE_DIR}/pool/dns ${CMAKE_CURRENT_SOURCE_DIR})
+  endif()
+endforeach()
+# Module-level tests (internal headers).
+foreach(t ratelim rtt health)
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c)
+    rp_add_test(unit core_${t}
+      SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c LIBS rp_core)
+    target_include_directories(test_core_${t} PRIVATE
+      ${PROJECT_SOURCE_DIR}/pool/core ${PROJECT_SOURCE_DIR}/pool/dns)
+  endif()
+endforeach()
+# Micro-benchmark: decisions per second with 10, 100 and 10 000 resolvers.
+if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench_core.c)
+  add_executable(bench_core ${CMAKE_CURRENT_SOURCE_DIR}/bench_core.c)
+  rp_target_defaults(bench_core)
+  target_link_libraries(bench_core PRIVATE rp_core)
+  target_include_directories(bench_core PRIVATE ${PROJECT_SOURCE_DIR}/pool/dns)
+  add_test(NAME bench.core COMMAND bench_core)
+  set_tests_properties(bench.core PROPERTIES LABELS bench TIMEOUT 600)
+endif()

@@ -1,0 +1,218 @@
+/*
+ * test_core_caps.c: learned caps, refusals, waits and sends past the cap,
+ * driven through the pool with simulated rate-limited resolvers.
+ */
+#include "test_core_harness.h"
+
+#define MS RP_MILLISECONDS
+#define S RP_SECONDS
+
+static void start(harness *h, int wait, uint64_t seed) {
+  rp_settings set;
+
+  h_default_settings(&set);
+  set.wait_for_token = wait;
+  assert_int_equal(h_init(h, &set, seed), 0);
+}
+
+/* A resolver refusing past 25 q/s under 100 q/s ends with a cap between
+   20 and 32 q/s within 10 simulated seconds (held or failed). */
+static void test_core_caps_refusal_learns_limit(void **state) {
+  harness h;
+  int wait;
+  rp_resolver_stats st;
+
+  (void)state;
+  for (wait = 0; wait <= 1; ++wait) {
+    start(&h, wait, 31);
+    h_add(&h, &(h_fake){.delay = 20 * MS, .limit_qps = 25, .burst = 5});
+    h_run(&h, 10 * S, 100);
+    st = h_rstats(&h, 0);
+    print_message("wait=%d cap=%.1f rate=%.1f refused=%llu\n", wait, st.cap_qps,
+                  st.answer_rate_qps, (unsigned long long)st.refused);
+    assert_int_equal(st.state, RP_RESOLVER_CAPPED);
+    assert_true(st.cap_qps >= 20.0 && st.cap_qps <= 32.0);
+    /* It answers close to its limit. */
+    assert_true(st.answer_rate_qps > 20.0);
+    h_free(&h);
+  }
+}
+
+/* A resolver that drops past 40 q/s while answering others gets a cap
+   of 0.9 x its recent answer rate. */
+static void test_core_caps_drop(void **state) {
+  harness h;
+  rp_resolver_stats st;
+  rp_pool_stats ps;
+
+  (void)state;
+  start(&h, 0, 32);
+  h_add(&h,
+        &(h_fake){
+            .delay = 20 * MS, .limit_qps = 40, .burst = 5, .limit_drops = 1});
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  /* Up to just before the first drop is judged (2 s per_attempt). */
+  h_run(&h, 2100 * MS, 150);
+  for (;;) {
+    rp_resolver_stats before = h_rstats(&h, 0);
+
+    h_run(&h, 1 * MS, 150);
+    st = h_rstats(&h, 0);
+    if (st.cap_qps > 0.0) {
+      double ratio = st.cap_qps / before.answer_rate_qps;
+
+      print_message("cap=%.1f rate=%.1f ratio=%.3f\n", st.cap_qps,
+                    before.answer_rate_qps, ratio);
+      assert_true(ratio > 0.85 && ratio < 0.95);
+      break;
+    }
+    assert_true(h.now < 5 * S);
+  }
+  assert_true(st.dropped > 0);
+  h_run(&h, 8 * S, 150);
+  ps = h_pstats(&h);
+  /* Still used (capped, not down). */
+  st = h_rstats(&h, 0);
+  assert_int_not_equal(st.state, RP_RESOLVER_DOWN);
+  assert_true(st.answer_rate_qps > 25.0);
+  assert_true(ps.delivered > 1500);
+  h_free(&h);
+}
+
+/* A refused query is resent at once to another resolver. */
+static void test_core_caps_refusal_resent_at_once(void **state) {
+  harness h;
+  size_t k;
+  int found = 0;
+
+  (void)state;
+  start(&h, 0, 33);
+  h_add(&h, &(h_fake){.delay = 15 * MS, .refuse = 1});
+  h_add(&h, &(h_fake){.delay = 15 * MS});
+  h_run(&h, 2 * S, 20);
+  for (k = 0; k + 1 < h.nsends; ++k) {
+    if (h.sends[k].res != h.fakes[0].id) {
+      continue;
+    }
+    /* The same query goes to the other resolver when the refusal
+       arrives, 15 ms later. */
+    size_t j;
+
+    for (j = k + 1; j < h.nsends; ++j) {
+      if (h.sends[j].qn == h.sends[k].qn) {
+        assert_int_equal(h.sends[j].res, h.fakes[1].id);
+        assert_true(h.sends[j].at == h.sends[k].at + 15 * MS);
+        ++found;
+        break;
+      }
+    }
+  }
+  assert_true(found >= 1);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h_pstats(&h).resends, found);
+  h_free(&h);
+}
+
+/* Every resolver at its cap: the query waits up to 300 ms for a token
+   when wait_for_token, then SERVFAIL; without it, SERVFAIL at once. */
+static void test_core_caps_wait_for_token(void **state) {
+  harness h;
+
+  (void)state;
+  start(&h, 1, 34);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
+  h_submit(&h);
+  h_step_to(&h, 309 * MS);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h_pstats(&h).waits, 1);
+  h_step_to(&h, 310 * MS);
+  assert_int_equal(h.failed, 1);
+  /* It was tried again when tokens came, and refused again. */
+  assert_true(h.fakes[0].got >= 2);
+  h_free(&h);
+
+  start(&h, 0, 34);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
+  h_submit(&h);
+  h_step_to(&h, 10 * MS);
+  assert_int_equal(h.failed, 1);
+  assert_int_equal(h_pstats(&h).waits, 0);
+  h_free(&h);
+}
+
+/* One waiting query per resolver per 100 ms is sent past the cap, but
+   not while the resolver refused lately; a first refusal before 10
+   answers assumes 10 q/s (cap 12). Answers above the cap for two whole
+   seconds raise it. */
+static void test_core_caps_past_cap(void **state) {
+  harness h;
+  rp_resolver_stats st;
+  uint64_t before;
+  double cap;
+
+  (void)state;
+  start(&h, 1, 35);
+  h_add(&h, &(h_fake){.delay = 5 * MS,
+                      .refuse = 1,
+                      .refuse_from = 0,
+                      .refuse_until = 1 * MS});
+  h_run(&h, 100 * MS, 100);
+  st = h_rstats(&h, 0);
+  assert_true(st.cap_qps > 11.9 && st.cap_qps < 12.1);
+  /* Refused lately: sends stay within the cap. */
+  before = h.fakes[0].got;
+  h_run(&h, 1 * S, 100);
+  assert_true(h.fakes[0].got - before <= 12 + 3);
+  /* After trouble_recent: about 10 more a second past the cap. */
+  h_run(&h, 1500 * MS, 100);
+  before = h.fakes[0].got;
+  cap = h_rstats(&h, 0).cap_qps;
+  h_run(&h, 1 * S, 100);
+  st = h_rstats(&h, 0);
+  print_message("cap %.1f..%.1f sends %llu\n", cap, st.cap_qps,
+                (unsigned long long)(h.fakes[0].got - before));
+  assert_true((double)(h.fakes[0].got - before) >= cap + 7.0);
+  assert_true((double)(h.fakes[0].got - before) <= st.cap_qps + 14.0);
+  /* The answers above the cap raise it. */
+  h_run(&h, 4 * S, 100);
+  assert_true(h_rstats(&h, 0).cap_qps > 20.0);
+  h_free(&h);
+}
+
+/* Three limited resolvers (20 refusing, 30 refusing, 40 dropping) are
+   used up to the sum of their limits. */
+static void test_core_caps_three_limited(void **state) {
+  harness h;
+  uint64_t before;
+  double rate;
+
+  (void)state;
+  start(&h, 1, 36);
+  h_add(&h, &(h_fake){.delay = 20 * MS, .limit_qps = 20, .burst = 5});
+  h_add(&h, &(h_fake){.delay = 20 * MS, .limit_qps = 30, .burst = 5});
+  h_add(&h,
+        &(h_fake){
+            .delay = 20 * MS, .limit_qps = 40, .burst = 5, .limit_drops = 1});
+  h_run(&h, 20 * S, 150);
+  before = h.delivered;
+  h_run(&h, 10 * S, 150);
+  rate = (double)(h.delivered - before) / 10.0;
+  print_message("delivered %.1f q/s of 90; caps %.1f %.1f %.1f\n", rate,
+                h_rstats(&h, 0).cap_qps, h_rstats(&h, 1).cap_qps,
+                h_rstats(&h, 2).cap_qps);
+  assert_true(rate > 65.0);
+  h_free(&h);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_core_caps_refusal_learns_limit),
+      cmocka_unit_test(test_core_caps_drop),
+      cmocka_unit_test(test_core_caps_refusal_resent_at_once),
+      cmocka_unit_test(test_core_caps_wait_for_token),
+      cmocka_unit_test(test_core_caps_past_cap),
+      cmocka_unit_test(test_core_caps_three_limited),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,174 @@
+/*
+ * test_core_harness.h: drives the pool core in the unit tests with a fake
+ * clock, a scripted random source and simulated resolvers.
+ *
+ * A simulated resolver (h_fake) answers each send after |delay| with a
+ * TXT answer of |payload| bytes, refuses or drops past |limit_qps| (a
+ * token bucket of depth |burst|), loses |loss| of the queries, or is
+ * dead. Client queries are numbered; query n has client id n and DNS ID
+ * n & 0xffff and asks for "q<n>.t.example" TXT. Every action of the pool
+ * is folded into a hash for the determinism test. Memory goes through
+ * cmocka's test_malloc so leaks fail the test; allocation number
+ * |fail_at| fails for the failmalloc test.
+ */
+#ifndef TEST_CORE_HARNESS_H
+#define TEST_CORE_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "respool.h"
+#include "dns.h"
+
+#define H_MAX_FAKES 32
+#define H_MAX_QUERIES (1u << 16)
+#define H_MAX_SENDS (1u << 16)
+#define H_MSG_MAX 1400
+
+/* h_mem counts allocations and fails number |fail_at| (-1: never). */
+typedef struct h_mem {
+  long count;
+  long fail_at;
+} h_mem;
+
+typedef struct h_fake {
+  /* Behaviour. */
+  rp_duration delay;
+  /* delay_after/slow_delay: sends after |slow_from| take |slow_delay|. */
+  rp_tstamp slow_from;
+  rp_duration slow_delay;
+  double loss;
+  double limit_qps;
+  double burst;
+  int limit_drops;
+  int dead;
+  int truncate;
+  int servfail;
+  /* refuse: answer REFUSED to every send in [refuse_from, refuse_until). */
+  int refuse;
+  rp_tstamp refuse_from, refuse_until;
+  /* jitter: a uniform extra delay 0 .. jitter. */
+  rp_duration jitter;
+  size_t payload;
+  /* payload_copy: answer size for a second send of the same query. */
+  size_t payload_copy;
+  uint64_t last_qn;
+  uint32_t flags;
+  int score;
+  /* State. */
+  uint32_t id;
+  double tokens;
+  rp_tstamp tok_at;
+  uint32_t inflight;
+  /* Counters. */
+  uint64_t got, answered, refused, dropped, stream_got, probes_got;
+  uint64_t copies_got;
+  /* max_inflight_probation is the most sends in flight seen while the
+     pool had it in probation. */
+  uint32_t max_inflight_probation;
+} h_fake;
+
+typedef struct h_event {
+  rp_tstamp at;
+  uint64_t seq;
+  size_t fake;
+  size_t len;
+  uint32_t flags;
+  /* counted: 1 if the send counted in |inflight| of the fake. */
+  int counted;
+  uint8_t buf[H_MSG_MAX];
+} h_event;
+
+typedef struct h_send {
+  rp_tstamp at;
+  uint32_t res;
+  uint16_t id;
+  uint32_t flags;
+  uint64_t qn;
+} h_send;
+
+typedef struct harness {
+  rp_pool *pool;
+  rp_settings set;
+  rp_mem mem;
+  h_mem memctl;
+  rp_tstamp now;
+  h_fake fakes[H_MAX_FAKES];
+  size_t nfakes;
+  h_event **heap;
+  size_t nheap, heapcap;
+  uint64_t seq;
+  uint64_t rng;
+  uint64_t fake_rng;
+  uint64_t qn;
+  uint64_t delivered, extra, failed, formerr;
+  uint64_t hash;
+  h_send *sends;
+  size_t nsends;
+  /* Per query (index qn % H_MAX_QUERIES): answers seen, first answer. */
+  uint8_t *answers;
+  rp_tstamp *first_at;
+  rp_tstamp *submit_at;
+  uint8_t *failed_q;
+  /* firsts counts first results (an answer without EXTRA, or a failure)
+     per query: exactly one is right. */
+  uint8_t *firsts;
+  int id_mismatch;
+  /* Log lines seen (callbacks.log), and the last one. */
+  uint64_t nlog, nlog_down, nlog_cap;
+  char last_log[256];
+} harness;
+
+/* h_mem_init fills |mem| with the test allocator over |ctl|. */
+void h_mem_init(rp_mem *mem, h_mem *ctl);
+
+/* h_init starts a harness with |set| (copied), a pool and seed |seed|.
+   Returns the rp_pool_new result. */
+int h_init(harness *h, const rp_settings *set, uint64_t seed);
+
+/* h_pool_new creates a pool with the harness callbacks (user data |h|)
+   and the allocator |mem|. */
+int h_pool_new(rp_pool **ppool, const rp_settings *set, const rp_mem *mem,
+               harness *h);
+
+/* h_free deletes the pool and frees the harness. */
+void h_free(harness *h);
+
+/* h_add adds a fake resolver like |proto| and returns its index. */
+size_t h_add(harness *h, const h_fake *proto);
+
+/* h_submit submits the next client query at h->now; returns its qn. */
+uint64_t h_submit(harness *h);
+
+/* h_step_to runs every event up to |t| and sets now = |t|. */
+void h_step_to(harness *h, rp_tstamp t);
+
+/* h_run submits |qps| queries/s for |duration| from now. */
+void h_run(harness *h, rp_duration duration, double qps);
+
+/* h_rstats returns the pool's stats of fake |i|. */
+rp_resolver_stats h_rstats(harness *h, size_t i);
+
+/* h_pstats returns the pool's stats. */
+rp_pool_stats h_pstats(harness *h);
+
+/* h_query_name writes the question name of query |qn|. */
+void h_query_name(uint64_t qn, char *out, size_t cap);
+
+/* h_build_query builds query |qn| into |out|; returns its length. */
+size_t h_build_query(uint64_t qn, uint8_t *out, size_t cap);
+
+/* h_default_settings fills |set| for tests: the generic kind with
+   copies off (duplicate 1) unless a test turns them on. */
+void h_default_settings(rp_settings *set);
+
+/* h_sends_to counts recorded sends to fake |i| with all |flags|. */
+size_t h_sends_to(const harness *h, size_t i, uint32_t flags);
+
+/* h_fake_by_res returns the fake index of a pool resolver id. */
+size_t h_fake_by_res(const harness *h, uint32_t res);
+
+#endif /* TEST_CORE_HARNESS_H */

@@ -1,0 +1,313 @@
+/*
+ * test_core_ratelim.c: the learned cap rules of pool/core/ratelim, one
+ * test per rule, with a fake clock.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "ratelim.h"
+
+#define MS RP_MILLISECONDS
+#define S RP_SECONDS
+
+static rp_settings set;
+
+static int setup(void **state) {
+  (void)state;
+  rp_settings_default(&set, RP_KIND_GENERIC);
+  return 0;
+}
+
+/* answer_at_rate feeds |qps| answers/s from |*now| for |d|, one send
+   each, and advances |*now|. */
+static void answer_at_rate(rp_ratelim *rl, rp_tstamp *now, double qps,
+                           rp_duration d) {
+  rp_duration gap = (rp_duration)(1e9 / qps);
+  rp_tstamp end = *now + d;
+
+  while (*now < end) {
+    rp_ratelim_on_send(rl, &set, 0, *now);
+    rp_ratelim_on_answer(rl, &set, *now);
+    *now += gap;
+  }
+}
+
+/* The answer rate of a resolver in use under 3 s is measured over its
+   time in use; later over the last 3 s. */
+static void test_core_ratelim_rate_window(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 10 * S;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 50, 1 * S);
+  assert_true(rp_ratelim_rate(&rl, &set, now) > 45.0);
+  assert_true(rp_ratelim_rate(&rl, &set, now) < 55.0);
+  answer_at_rate(&rl, &now, 20, 4 * S);
+  assert_true(rp_ratelim_rate(&rl, &set, now) > 18.0);
+  assert_true(rp_ratelim_rate(&rl, &set, now) < 23.0);
+}
+
+/* Refusal: cap = 1.2 x the recent answer rate; the bucket is emptied. */
+static void test_core_ratelim_refusal_cap(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  double rate;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 25, 4 * S);
+  rate = rp_ratelim_rate(&rl, &set, now);
+  assert_int_equal(rp_ratelim_on_refusal(&rl, &set, now - 10 * MS, now), 1);
+  assert_true(rl.cap > 1.2 * rate - 0.5 && rl.cap < 1.2 * rate + 0.5);
+  assert_int_equal(rp_ratelim_take(&rl), 0);
+}
+
+/* A first refusal before 10 answers assumes 10 q/s: cap 12. */
+static void test_core_ratelim_assume_ten(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 200, 20 * MS);
+  assert_true(rl.answers < 10);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  assert_true(rl.cap > 11.9 && rl.cap < 12.1);
+}
+
+/* Overflow grace: refusals within 1 s of the cap change, or of tries
+   sent before it, do not lower the cap again. */
+static void test_core_ratelim_overflow_grace(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0, capped;
+  double cap;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 40, 4 * S);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  cap = rl.cap;
+  capped = now;
+  now += 500 * MS;
+  assert_int_equal(rp_ratelim_on_refusal(&rl, &set, now - MS, now), 0);
+  assert_true(rl.cap == cap);
+  now = capped + 1500 * MS;
+  /* Sent before the cap was set: overflow, not news. */
+  assert_int_equal(rp_ratelim_on_refusal(&rl, &set, capped - MS, now), 0);
+  /* Sent after: lowers. */
+  assert_int_equal(rp_ratelim_on_refusal(&rl, &set, capped + MS, now), 1);
+  /* A send past the cap opens the grace too. */
+  now += 2 * S;
+  rp_ratelim_on_send(&rl, &set, 1, now);
+  cap = rl.cap;
+  assert_int_equal(rp_ratelim_on_refusal(&rl, &set, now, now + 20 * MS), 0);
+  assert_true(rl.cap == cap);
+}
+
+/* Drop while answering others: cap = 0.9 x rate; a drop of overflow is
+   not loss; a drop with no answer at all does not cap. */
+static void test_core_ratelim_drop(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0, t_cap;
+  double rate;
+  uint32_t n;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 40, 4 * S);
+  rate = rp_ratelim_rate(&rl, &set, now);
+  /* Sent uncapped: capped at 0.9 x, and maybe overflow: not loss. */
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &n), 1);
+  assert_int_equal(n, 0);
+  assert_true(rl.cap > 0.9 * rate - 0.5 && rl.cap < 0.9 * rate + 0.5);
+  /* Within the grace: no new cap. */
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now, 0, now + 10 * MS, &n), 0);
+  assert_int_equal(n, 0);
+  /* Under the cap: pending, and the cap is lowered. */
+  now += 2 * S;
+  answer_at_rate(&rl, &now, 30, 1 * S);
+  t_cap = now;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n), 1);
+  assert_int_equal(n, 0);
+  assert_int_equal(rl.pending, 1);
+  /* A try sent after that lowering drops too: loss, pending included. */
+  now += 2 * S;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, t_cap + MS, 1, now, &n), 1);
+  assert_int_equal(n, 2);
+  assert_int_equal(rl.pending, 0);
+}
+
+/* Drops that stop once the cap is lowered are forgiven: overflow. */
+static void test_core_ratelim_drop_forgiven(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  uint32_t n;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 40, 4 * S);
+  rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &n);
+  now += 2 * S;
+  answer_at_rate(&rl, &now, 30, 1 * S);
+  rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n);
+  rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now + MS, &n);
+  assert_int_equal(rl.pending, 2);
+  /* per_attempt + grace of answers, no drop: forgiven. */
+  answer_at_rate(&rl, &now, 30, 3500 * MS);
+  assert_int_equal(rl.pending, 0);
+  assert_true(rl.drop_capped_at == RP_TSTAMP_UNSET);
+}
+
+/* A drop with no answer at all does not cap and is loss. */
+static void test_core_ratelim_drop_silent(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  uint32_t n;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  rp_ratelim_on_send(&rl, &set, 0, now);
+  now += 5 * S;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, 0, 0, now, &n), 0);
+  assert_true(rl.cap == 0.0);
+  assert_int_equal(n, 1);
+}
+
+/* After a quiet spell a refusal lowers the cap by at most 30 %. */
+static void test_core_ratelim_quiet_step(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 100, 4 * S);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  assert_true(rl.cap > 110.0);
+  /* Quiet: few answers for 5 s, the cap still held queries back. */
+  rl.last_held_back = now;
+  answer_at_rate(&rl, &now, 5, 5 * S);
+  rl.last_held_back = now;
+  rp_ratelim_update(&rl, &set, now);
+  {
+    double before = rl.cap;
+
+    rp_ratelim_on_refusal(&rl, &set, now, now);
+    assert_true(rl.cap >= 0.7 * before - 0.01);
+    assert_true(rl.cap < before);
+  }
+}
+
+/* Growth: +10 %/s while answering without trouble; none right after a
+   refusal. */
+static void test_core_ratelim_growth(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  double cap;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 20, 4 * S);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  cap = rl.cap;
+  /* Within trouble_recent (2 s): no growth. */
+  rl.last_held_back = now;
+  answer_at_rate(&rl, &now, 20, 1 * S);
+  rl.last_held_back = now;
+  rp_ratelim_update(&rl, &set, now);
+  assert_true(rl.cap < cap * 1.01);
+  /* Then growth. */
+  now += 1500 * MS;
+  answer_at_rate(&rl, &now, 20, 1 * S);
+  rl.last_held_back = now;
+  rp_ratelim_update(&rl, &set, now);
+  cap = rl.cap;
+  answer_at_rate(&rl, &now, 20, 1 * S);
+  rl.last_held_back = now;
+  rp_ratelim_update(&rl, &set, now);
+  assert_true(rl.cap > cap * 1.08 && rl.cap < cap * 1.12);
+}
+
+/* Lift: a cap that held nothing back for cap_lift_after is lifted. */
+static void test_core_ratelim_lift(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 20, 4 * S);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  assert_true(rl.cap > 0.0);
+  rl.last_held_back = now + 1 * S;
+  now += 2 * S;
+  assert_int_equal(rp_ratelim_update(&rl, &set, now), 0);
+  now += 2500 * MS;
+  assert_int_equal(rp_ratelim_update(&rl, &set, now), 1);
+  assert_true(rl.cap == 0.0);
+  assert_int_equal(rp_ratelim_take(&rl), 1);
+}
+
+/* Two whole seconds of answers above the cap raise it at once. */
+static void test_core_ratelim_two_second_raise(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 20, 4 * S);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  assert_true(rl.cap < 25.0);
+  /* Start on a whole second, then 40/s for two whole seconds. */
+  now = (now / S + 1) * S;
+  answer_at_rate(&rl, &now, 40, 2 * S);
+  assert_true(rl.cap < 30.0);
+  answer_at_rate(&rl, &now, 40, 100 * MS);
+  assert_true(rl.cap > 38.0 && rl.cap < 41.0);
+}
+
+/* The bucket refills at the cap and holds bucket_depth of it. */
+static void test_core_ratelim_bucket(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0, at;
+  int n = 0;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 50, 4 * S);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  /* cap 60: a token every 16.7 ms. */
+  at = rp_ratelim_next_token(&rl);
+  assert_true(at > now + 16 * MS && at < now + 18 * MS);
+  rl.last_held_back = now;
+  now += 10 * S;
+  rl.last_held_back = now;
+  rl.last_trouble = now;
+  rp_ratelim_update(&rl, &set, now);
+  while (rp_ratelim_take(&rl)) {
+    ++n;
+  }
+  /* depth = 200 ms of the cap (about 60 x 1.1^k x 0.2). */
+  assert_true(n >= 12 && n <= 40);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_core_ratelim_rate_window),
+      cmocka_unit_test(test_core_ratelim_refusal_cap),
+      cmocka_unit_test(test_core_ratelim_assume_ten),
+      cmocka_unit_test(test_core_ratelim_overflow_grace),
+      cmocka_unit_test(test_core_ratelim_drop),
+      cmocka_unit_test(test_core_ratelim_drop_forgiven),
+      cmocka_unit_test(test_core_ratelim_drop_silent),
+      cmocka_unit_test(test_core_ratelim_quiet_step),
+      cmocka_unit_test(test_core_ratelim_growth),
+      cmocka_unit_test(test_core_ratelim_lift),
+      cmocka_unit_test(test_core_ratelim_two_second_raise),
+      cmocka_unit_test(test_core_ratelim_bucket),
+  };
+
+  return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,300 @@
+/*
+ * test_core_select.c: the choice of resolver (load_balance auto and the
+ * other strategies), driven through the pool with simulated resolvers.
+ */
+#include "test_core_harness.h"
+
+#include <stdio.h>
+
+#define MS RP_MILLISECONDS
+#define S RP_SECONDS
+
+static double share(const harness *h, size_t i) {
+  size_t k;
+  uint64_t total = 0;
+
+  for (k = 0; k < h->nfakes; ++k) {
+    total += h->fakes[k].got;
+  }
+  return total ? (double)h->fakes[i].got / (double)total : 0.0;
+}
+
+static void start(harness *h, uint64_t seed) {
+  rp_settings set;
+
+  h_default_settings(&set);
+  assert_int_equal(h_init(h, &set, seed), 0);
+}
+
+/* Equal resolvers take turns (least recently used first): equal shares. */
+static void test_core_select_equal_band(void **state) {
+  harness h;
+  size_t i;
+
+  (void)state;
+  start(&h, 11);
+  for (i = 0; i < 3; ++i) {
+    h_add(&h, &(h_fake){.delay = 20 * MS, .jitter = 2 * MS});
+  }
+  h_run(&h, 10 * S, 100);
+  for (i = 0; i < 3; ++i) {
+    assert_true(share(&h, i) > 0.30 && share(&h, i) < 0.37);
+  }
+  assert_true(h.delivered >= 990);
+  h_free(&h);
+}
+
+/* A resolver 10x slower than the others gets under 5 % of queries. */
+static void test_core_select_slow_left_out(void **state) {
+  harness h;
+
+  (void)state;
+  start(&h, 12);
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 200 * MS});
+  h_run(&h, 10 * S, 100);
+  assert_true(share(&h, 2) < 0.05);
+  assert_true(share(&h, 0) > 0.4 && share(&h, 1) > 0.4);
+  h_free(&h);
+}
+
+/* A resolver losing 30 % gets under 5 % of queries. */
+static void test_core_select_lossy_left_out(void **state) {
+  harness h;
+
+  (void)state;
+  start(&h, 13);
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS, .loss = 0.3});
+  h_run(&h, 20 * S, 100);
+  assert_true(share(&h, 2) < 0.05);
+  /* The queries it lost were answered elsewhere (hedges, resends). */
+  assert_true(h.delivered + h.failed >= 1990);
+  assert_true(h.failed < 10);
+  h_free(&h);
+}
+
+/* A new resolver never has two queries in flight before its 8th answer,
+   even when it is far slower than the others and the load is high. */
+static void test_core_select_probation(void **state) {
+  harness h;
+  rp_resolver_stats st;
+
+  (void)state;
+  start(&h, 14);
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 150 * MS});
+  h_add(&h, &(h_fake){.delay = 22 * MS});
+  h_run(&h, 5 * S, 200);
+  assert_true(h.fakes[0].max_inflight_probation <= 1);
+  assert_true(h.fakes[1].max_inflight_probation <= 1);
+  assert_true(h.fakes[2].max_inflight_probation <= 1);
+  /* It had queries to take: after probation it carries a third. */
+  assert_true(h.fakes[2].got > 250);
+  st = h_rstats(&h, 2);
+  assert_true(st.answered >= 8);
+  assert_int_not_equal(st.state, RP_RESOLVER_PROBATION);
+  /* Refusals count toward probation too. */
+  h_free(&h);
+  start(&h, 15);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
+  h_add(&h, &(h_fake){.delay = 10 * MS});
+  h_run(&h, 5 * S, 50);
+  st = h_rstats(&h, 0);
+  assert_int_equal(st.answered, 0);
+  assert_true(st.refused >= 8);
+  assert_int_not_equal(st.state, RP_RESOLVER_PROBATION);
+  h_free(&h);
+}
+
+/* A left-out resolver is tried again every 2 s. */
+static void test_core_select_retry_left_out(void **state) {
+  harness h;
+  uint64_t before;
+
+  (void)state;
+  start(&h, 16);
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 200 * MS});
+  h_run(&h, 10 * S, 100);
+  before = h.fakes[1].got;
+  h_run(&h, 10 * S, 100);
+  assert_true(h.fakes[1].got - before >= 4 && h.fakes[1].got - before <= 6);
+  h_free(&h);
+}
+
+/* The latency is the fastest answer of the last 10 s: a resolver that
+   became slow keeps its share until its fast answers age out, then is
+   left out; queries in flight do not count. */
+static void test_core_select_fastest_window(void **state) {
+  harness h;
+  uint64_t before;
+
+  (void)state;
+  start(&h, 17);
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){
+                .delay = 20 * MS, .slow_from = 5 * S, .slow_delay = 300 * MS});
+  h_run(&h, 5 * S, 100);
+  before = h.fakes[1].got;
+  h_run(&h, 4 * S, 100);
+  /* Still in the band: about half of 400 (a held answer does not
+     sideline it). */
+  assert_true(h.fakes[1].got - before > 120);
+  h_run(&h, 8 * S, 100);
+  before = h.fakes[1].got;
+  h_run(&h, 10 * S, 100);
+  assert_true(h.fakes[1].got - before < 50);
+  h_free(&h);
+}
+
+/* roundrobin takes turns whatever the latency. */
+static void test_core_select_roundrobin(void **state) {
+  harness h;
+  rp_settings set;
+  size_t i;
+
+  (void)state;
+  h_default_settings(&set);
+  set.load_balance = RP_BALANCE_ROUNDROBIN;
+  assert_int_equal(h_init(&h, &set, 18), 0);
+  h_add(&h, &(h_fake){.delay = 10 * MS});
+  h_add(&h, &(h_fake){.delay = 60 * MS});
+  h_add(&h, &(h_fake){.delay = 250 * MS});
+  h_run(&h, 3 * S, 100);
+  for (i = 0; i < 3; ++i) {
+    assert_true(share(&h, i) > 0.32 && share(&h, i) < 0.35);
+  }
+  h_free(&h);
+}
+
+/* weighted draws by score: a resolver at 10 (weight 21) against one at
+   -10 (weight 1) gets about 21/22. */
+static void test_core_select_weighted(void **state) {
+  harness h;
+  rp_settings set;
+
+  (void)state;
+  h_default_settings(&set);
+  set.load_balance = RP_BALANCE_WEIGHTED;
+  assert_int_equal(h_init(&h, &set, 19), 0);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .score = 10});
+  h_add(&h, &(h_fake){.delay = 10 * MS, .score = -10, .refuse = 1});
+  h_run(&h, 5 * S, 100);
+  /* Weights 21 and 1 (the refuser stays at -10). */
+  assert_true(share(&h, 1) > 0.01 && share(&h, 1) < 0.09);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h_rstats(&h, 0).score, 10);
+  h_free(&h);
+}
+
+/* lowest_latency prefers the fastest once it has 5 replies. */
+static void test_core_select_lowest_latency(void **state) {
+  harness h;
+  rp_settings set;
+
+  (void)state;
+  h_default_settings(&set);
+  set.load_balance = RP_BALANCE_LOWEST_LATENCY;
+  assert_int_equal(h_init(&h, &set, 20), 0);
+  h_add(&h, &(h_fake){.delay = 60 * MS});
+  h_add(&h, &(h_fake){.delay = 10 * MS});
+  h_add(&h, &(h_fake){.delay = 250 * MS});
+  h_run(&h, 5 * S, 100);
+  assert_true(share(&h, 1) > 0.9);
+  h_free(&h);
+}
+
+/* least_loss prefers the resolver that loses least once each has 5
+   samples; before that all score 200 per mille. */
+static void test_core_select_least_loss(void **state) {
+  harness h;
+  rp_settings set;
+
+  (void)state;
+  h_default_settings(&set);
+  set.load_balance = RP_BALANCE_LEAST_LOSS;
+  assert_int_equal(h_init(&h, &set, 21), 0);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .loss = 0.3});
+  h_add(&h, &(h_fake){.delay = 10 * MS});
+  h_run(&h, 10 * S, 50);
+  assert_true(share(&h, 1) > 0.8);
+  h_free(&h);
+}
+
+/* Scores: +1 per answer, -4 per refusal, clamped to -10 .. 10. */
+static void test_core_select_scores(void **state) {
+  harness h;
+
+  (void)state;
+  start(&h, 22);
+  h_add(&h, &(h_fake){.delay = 10 * MS});
+  h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
+  h_run(&h, 3 * S, 50);
+  assert_int_equal(h_rstats(&h, 0).score, 10);
+  assert_int_equal(h_rstats(&h, 1).score, -10);
+  h_free(&h);
+}
+
+/* A resolver with a little loss (1 %) is not shut out: its loss is
+   within 2 points of the best, given its uncertainty. */
+static void test_core_select_small_loss_kept(void **state) {
+  harness h;
+
+  (void)state;
+  start(&h, 23);
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS, .loss = 0.01});
+  h_run(&h, 20 * S, 100);
+  print_message("share of the 1 %% lossy one: %.3f\n", share(&h, 2));
+  assert_true(share(&h, 2) > 0.2);
+  h_free(&h);
+}
+
+/* Turns hold when a driver hands the pool a batch with one |now|: 30
+   queries at the same instant go 10, 10, 10. */
+static void test_core_select_batch_same_now(void **state) {
+  harness h;
+  size_t i;
+  uint64_t before[3];
+
+  (void)state;
+  start(&h, 24);
+  for (i = 0; i < 3; ++i) {
+    h_add(&h, &(h_fake){.delay = 20 * MS});
+  }
+  h_run(&h, 2 * S, 50);
+  for (i = 0; i < 3; ++i) {
+    before[i] = h.fakes[i].got;
+  }
+  for (i = 0; i < 30; ++i) {
+    h_submit(&h);
+  }
+  for (i = 0; i < 3; ++i) {
+    assert_int_equal(h.fakes[i].got - before[i], 10);
+  }
+  h_free(&h);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_core_select_equal_band),
+      cmocka_unit_test(test_core_select_batch_same_now),
+      cmocka_unit_test(test_core_select_slow_left_out),
+      cmocka_unit_test(test_core_select_lossy_left_out),
+      cmocka_unit_test(test_core_select_small_loss_kept),
+      cmocka_unit_test(test_core_select_probation),
+      cmocka_unit_test(test_core_select_retry_left_out),
+      cmocka_unit_test(test_core_select_fastest_window),
+      cmocka_unit_test(test_core_select_roundrobin),
+      cmocka_unit_test(test_core_select_weighted),
+      cmocka_unit_test(test_core_select_lowest_latency),
+      cmocka_unit_test(test_core_select_least_loss),
+      cmocka_unit_test(test_core_select_scores),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

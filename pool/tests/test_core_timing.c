@@ -1,0 +1,345 @@
+/*
+ * test_core_timing.c: hedging, copies, down and back, driven through the
+ * pool with simulated resolvers.
+ */
+#include "test_core_harness.h"
+
+#include <string.h>
+
+#define MS RP_MILLISECONDS
+#define S RP_SECONDS
+
+static void start(harness *h, uint32_t dup, uint64_t seed) {
+  rp_settings set;
+
+  h_default_settings(&set);
+  set.duplicate = dup;
+  assert_int_equal(h_init(h, &set, seed), 0);
+}
+
+/* first_send_after returns the index of the first send at or after |t|
+   to fake |i|, or SIZE_MAX. */
+static size_t first_send_after(const harness *h, size_t i, rp_tstamp t) {
+  size_t k;
+
+  for (k = 0; k < h->nsends; ++k) {
+    if (h->sends[k].at >= t && h->sends[k].res == h->fakes[i].id) {
+      return k;
+    }
+  }
+  return SIZE_MAX;
+}
+
+/* next_send_of returns the next send of the same query after send |k|. */
+static size_t next_send_of(const harness *h, size_t k) {
+  size_t j;
+
+  for (j = k + 1; j < h->nsends; ++j) {
+    if (h->sends[j].qn == h->sends[k].qn) {
+      return j;
+    }
+  }
+  return SIZE_MAX;
+}
+
+/* Past mean + 4 deviations a query is also tried on another resolver;
+   the first try stays open and its late answer is delivered too. */
+static void test_core_timing_hedge(void **state) {
+  harness h;
+  rp_resolver_stats st;
+  rp_duration dev4;
+  size_t k, j;
+  uint64_t extra;
+
+  (void)state;
+  start(&h, 1, 41);
+  h_add(&h, &(h_fake){.delay = 20 * MS,
+                      .jitter = 10 * MS,
+                      .slow_from = 3 * S,
+                      .slow_delay = 800 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS, .jitter = 10 * MS});
+  h_run(&h, 3 * S, 50);
+  st = h_rstats(&h, 0);
+  dev4 = 4 * st.latency_dev > 10 * MS ? 4 * st.latency_dev : 10 * MS;
+  extra = h.extra;
+  h_run(&h, 100 * MS, 50);
+  k = first_send_after(&h, 0, 3 * S);
+  assert_true(k != SIZE_MAX);
+  j = next_send_of(&h, k);
+  assert_true(j != SIZE_MAX);
+  assert_int_equal(h.sends[j].res, h.fakes[1].id);
+  /* Within a few ms of mean + 4 dev measured just before. */
+  assert_true(h.sends[j].at - h.sends[k].at + 2 * MS >= st.mean_latency + dev4);
+  assert_true(h.sends[j].at - h.sends[k].at <= st.mean_latency + dev4 + 2 * MS);
+  h_step_to(&h, h.now + 2 * S);
+  /* The slow first tries answered late, and reached the client. */
+  assert_true(h.extra > extra);
+  assert_true(h_pstats(&h).hedges > 0);
+  assert_int_equal(h.failed, 0);
+  h_free(&h);
+}
+
+/* A healthy first resolver is hedged only to one about as fast as the
+   best; nothing goes to a slow one. */
+static void test_core_timing_hedge_target(void **state) {
+  harness h;
+  uint64_t slow_before, hedges;
+
+  (void)state;
+  start(&h, 1, 42);
+  h_add(&h, &(h_fake){
+                .delay = 20 * MS, .slow_from = 3 * S, .slow_delay = 900 * MS});
+  h_add(&h, &(h_fake){.delay = 300 * MS});
+  h_run(&h, 3 * S, 20);
+  slow_before = h.fakes[1].got;
+  hedges = h_pstats(&h).hedges;
+  /* One query: the first resolver holds it; no hedge goes out. */
+  h_step_to(&h, 3 * S + 500 * MS);
+  h_submit(&h);
+  h_step_to(&h, h.now + 1500 * MS);
+  assert_true(h_pstats(&h).hedges == hedges);
+  assert_true(h.fakes[1].got - slow_before <= 1);
+  h_free(&h);
+}
+
+/* A resolver that lost lately is hedged sooner (2 x its fastest answer);
+   a healthy one is not. */
+static void test_core_timing_early_hedge(void **state) {
+  harness h;
+  rp_resolver_stats st;
+  size_t k, j;
+
+  (void)state;
+  start(&h, 1, 43);
+  h_add(&h, &(h_fake){.delay = 20 * MS, .jitter = 60 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS, .jitter = 60 * MS});
+  h_run(&h, 3 * S, 20);
+  /* Fake 0 loses everything for a moment: a loss is judged 2 s later. */
+  h.fakes[0].dead = 1;
+  h_run(&h, 200 * MS, 20);
+  h.fakes[0].dead = 0;
+  h_run(&h, 2500 * MS, 20);
+  st = h_rstats(&h, 0);
+  assert_true(h_rstats(&h, 0).dropped > 0);
+  /* Now every query to fake 0 that takes long is hedged at 2 x fastest
+     (the normal hedge would be mean + 4 dev, far later). */
+  h.fakes[0].slow_from = h.now;
+  h.fakes[0].slow_delay = 900 * MS;
+  h_run(&h, 300 * MS, 20);
+  k = first_send_after(&h, 0, h.now - 300 * MS);
+  assert_true(k != SIZE_MAX);
+  j = next_send_of(&h, k);
+  assert_true(j != SIZE_MAX);
+  assert_true(h.sends[j].at - h.sends[k].at == 2 * st.fastest_latency);
+  assert_true(2 * st.fastest_latency < st.mean_latency + 4 * st.latency_dev);
+  h_free(&h);
+}
+
+/* Copies go a quarter round trip after the first send, only to the
+   unlimited resolver that answers soonest and surest; every answer is
+   delivered. */
+static void test_core_timing_copies(void **state) {
+  harness h;
+  size_t k, j, copies = 0;
+  rp_pool_stats ps;
+  uint64_t limited_copies;
+
+  (void)state;
+  start(&h, 2, 44);
+  h_add(&h, &(h_fake){.delay = 40 * MS});
+  h_add(&h, &(h_fake){.delay = 40 * MS, .limit_qps = 20, .burst = 5});
+  h_add(&h, &(h_fake){.delay = 80 * MS});
+  h_run(&h, 5 * S, 50);
+  limited_copies = h_rstats(&h, 1).copies;
+  h_run(&h, 5 * S, 50);
+  for (k = 0; k < h.nsends; ++k) {
+    if (h.sends[k].at < 5 * S || (h.sends[k].flags & RP_SEND_PROBE)) {
+      continue;
+    }
+    j = next_send_of(&h, k);
+    if (j == SIZE_MAX || h.sends[j].at - h.sends[k].at != 10 * MS) {
+      continue;
+    }
+    /* A copy: to the fast unlimited one only. */
+    assert_int_equal(h.sends[j].res, h.fakes[0].id);
+    ++copies;
+  }
+  ps = h_pstats(&h);
+  assert_true(copies > 100);
+  /* The limited one had copies only before it was known limited. */
+  assert_true(h_rstats(&h, 1).copies == limited_copies);
+  assert_true(h_rstats(&h, 1).cap_qps > 0.0);
+  /* Every answer reaches the client. */
+  assert_true(ps.duplicates_delivered + 50 > ps.copies);
+  assert_true(h.extra == ps.duplicates_delivered);
+  h_free(&h);
+}
+
+/* Equally good unlimited resolvers share the copies (least recently
+   used first among those as good as the best). */
+static void test_core_timing_copies_spread(void **state) {
+  harness h;
+  size_t i;
+  uint64_t total = 0;
+
+  (void)state;
+  start(&h, 2, 49);
+  for (i = 0; i < 3; ++i) {
+    h_add(&h, &(h_fake){.delay = 20 * MS, .jitter = 2 * MS});
+  }
+  h_run(&h, 10 * S, 60);
+  for (i = 0; i < 3; ++i) {
+    total += h_rstats(&h, i).copies;
+  }
+  assert_true(total > 300);
+  for (i = 0; i < 3; ++i) {
+    assert_true((double)h_rstats(&h, i).copies > 0.25 * (double)total);
+  }
+  h_free(&h);
+}
+
+/* Fewer copies once half come back small; a few are tried every 2 s. */
+static void test_core_timing_copies_adapt(void **state) {
+  harness h;
+  uint64_t before;
+
+  (void)state;
+  start(&h, 3, 45);
+  h_add(&h, &(h_fake){.delay = 20 * MS, .payload = 900});
+  h_add(&h, &(h_fake){.delay = 20 * MS, .payload = 900});
+  h_run(&h, 3 * S, 50);
+  /* Full answers: two copies a query. */
+  before = h_pstats(&h).copies;
+  h_run(&h, 2 * S, 50);
+  assert_true(h_pstats(&h).copies - before > 150);
+  /* Copies' answers come back small now. */
+  h.fakes[0].payload_copy = 40;
+  h.fakes[1].payload_copy = 40;
+  h_run(&h, 5 * S, 50);
+  before = h_pstats(&h).copies;
+  h_run(&h, 4 * S, 50);
+  /* Copies are off but for the probes: 4 every 2 s. */
+  assert_true(h_pstats(&h).copies - before <= 10);
+  assert_true(h_pstats(&h).copies - before >= 4);
+  /* Full again: the probes bring them back. */
+  h.fakes[0].payload_copy = 0;
+  h.fakes[1].payload_copy = 0;
+  h_run(&h, 10 * S, 50);
+  before = h_pstats(&h).copies;
+  h_run(&h, 2 * S, 50);
+  assert_true(h_pstats(&h).copies - before > 100);
+  h_free(&h);
+}
+
+/* down_after timeouts in a row with no answer: down. A down resolver
+   gets exactly one copy of a live query a second, and is back on its
+   first answer. */
+static void test_core_timing_down_and_back(void **state) {
+  harness h;
+  size_t k, per_s[6] = {0};
+  rp_resolver_stats st;
+
+  (void)state;
+  {
+    rp_settings set;
+
+    h_default_settings(&set);
+    set.log_level = RP_LOG_INFO;
+    assert_int_equal(h_init(&h, &set, 46), 0);
+  }
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_run(&h, 2 * S, 50);
+  h.fakes[1].dead = 1;
+  h_run(&h, 4 * S, 50);
+  st = h_rstats(&h, 1);
+  assert_int_equal(st.state, RP_RESOLVER_DOWN);
+  assert_int_equal(h_pstats(&h).nup, 1);
+  /* The transition is logged at INFO (the default level is WARN). */
+  assert_int_equal(h.nlog_down, 1);
+  h_run(&h, 6 * S, 50);
+  for (k = 0; k < h.nsends; ++k) {
+    if (h.sends[k].res == h.fakes[1].id && h.sends[k].at >= 6 * S) {
+      assert_true(h.sends[k].flags & RP_SEND_PROBE);
+      ++per_s[(h.sends[k].at - 6 * S) / S];
+    }
+  }
+  for (k = 0; k < 6; ++k) {
+    assert_int_equal(per_s[k], 1);
+  }
+  h.fakes[1].dead = 0;
+  h_run(&h, 1100 * MS, 50);
+  st = h_rstats(&h, 1);
+  assert_int_not_equal(st.state, RP_RESOLVER_DOWN);
+  assert_int_equal(h_pstats(&h).nup, 2);
+  h_run(&h, 2 * S, 50);
+  assert_true(h.fakes[1].got > 30);
+  h_free(&h);
+}
+
+/* An idle down resolver is probed every probe_interval with a copy of
+   the most recent query, or a query for probe_name. */
+static void test_core_timing_idle_probe(void **state) {
+  harness h;
+  rp_settings set;
+  size_t k, n = 0;
+  rp_tstamp last = 0;
+
+  (void)state;
+  h_default_settings(&set);
+  strcpy(set.probe_name, "probe.t.example");
+  assert_int_equal(h_init(&h, &set, 47), 0);
+  h_add(&h, &(h_fake){.dead = 1});
+  /* In probation one try at a time: 8 timeouts take 16 s. */
+  h_run(&h, 20 * S, 5);
+  assert_int_equal(h_rstats(&h, 0).state, RP_RESOLVER_DOWN);
+  h_step_to(&h, 45 * S);
+  for (k = 0; k < h.nsends; ++k) {
+    if (h.sends[k].at > 25 * S && (h.sends[k].flags & RP_SEND_PROBE)) {
+      /* A query for probe_name, not a copy of tunnel data. */
+      assert_true(h.sends[k].qn == UINT64_MAX);
+      if (n > 0) {
+        assert_true(h.sends[k].at - last == set.probe_interval);
+      }
+      last = h.sends[k].at;
+      ++n;
+    }
+  }
+  assert_true(n >= 3 && n <= 5);
+  /* It answers again: back on the first answer to a probe. */
+  h.fakes[0].dead = 0;
+  h_step_to(&h, h.now + 6 * S);
+  assert_int_not_equal(h_rstats(&h, 0).state, RP_RESOLVER_DOWN);
+  h_free(&h);
+
+  /* Without probe_name the probe copies the last client query, and its
+     answer (tunnel data) reaches that client as an extra answer. */
+  h_default_settings(&set);
+  assert_int_equal(h_init(&h, &set, 48), 0);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .dead = 1});
+  h_run(&h, 20 * S, 5);
+  assert_int_equal(h_rstats(&h, 0).state, RP_RESOLVER_DOWN);
+  h_step_to(&h, 28 * S);
+  h.fakes[0].dead = 0;
+  h_step_to(&h, 40 * S);
+  assert_int_not_equal(h_rstats(&h, 0).state, RP_RESOLVER_DOWN);
+  assert_true(h.sends[h.nsends - 1].qn == h.qn - 1);
+  assert_int_equal(h.extra, 1);
+  assert_int_equal(h.answers[(h.qn - 1) % H_MAX_QUERIES], 1);
+  h_free(&h);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_core_timing_hedge),
+      cmocka_unit_test(test_core_timing_hedge_target),
+      cmocka_unit_test(test_core_timing_early_hedge),
+      cmocka_unit_test(test_core_timing_copies),
+      cmocka_unit_test(test_core_timing_copies_spread),
+      cmocka_unit_test(test_core_timing_copies_adapt),
+      cmocka_unit_test(test_core_timing_down_and_back),
+      cmocka_unit_test(test_core_timing_idle_probe),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
