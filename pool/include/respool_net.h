@@ -56,7 +56,7 @@ typedef enum rp_net_check_state {
   RP_NET_CHECK_RUNNING,     /* the start-up check is in flight */
   RP_NET_CHECK_FAILED,      /* failed its last check; re-checked later */
   RP_NET_CHECK_PASSED,      /* in the pool */
-  RP_NET_CHECK_UNSUPPORTED  /* a scheme this build cannot use yet */
+  RP_NET_CHECK_UNSUPPORTED  /* not a resolver itself: "auto" (discovery) */
 } rp_net_check_state;
 
 /* rp_net_check_state_str returns a static name for |state|. */
@@ -101,10 +101,11 @@ typedef struct rp_net_options {
 
 /* rp_net_pool_start creates a pool on |loop| and stores it in |*pnp|.
    It binds the listener (UDP and TCP on the same port), loads the scores
-   file if one is configured and starts the start-up check. A resolver
-   whose scheme is not supported yet (dot, tls, https, auto) is an error
-   unless at least one other resolver is usable; it is then reported in
-   the log and skipped. On failure |err| (|errlen| bytes) says why and
+   file if one is configured and starts the start-up check. DoT (dot://,
+   tls://) and DoH (https://) resolvers share one TLS client context
+   (system trust store plus config tls_ca). "auto" starts discovery
+   (pool/discovery): each candidate that passes its pretest joins the
+   pool. On failure |err| (|errlen| bytes) says why and
    |*pnp| is not set; after an RP_ERR_IO from binding the listener, the
    handles already made are closing: run |loop| until it has no more work
    to release them (nothing else is left open). Returns 0,
@@ -152,6 +153,10 @@ typedef struct rp_net_resolver_info {
      core). */
   int has_stats;
   rp_resolver_stats stats;
+  /* last_error is the last connection or TLS failure, e.g.
+     "tls_failed: certificate verify failed: ..." ("" when none;
+     borrowed from the pool). */
+  const char *last_error;
 } rp_net_resolver_info;
 
 /* rp_net_pool_resolver_count returns how many resolvers were
@@ -181,6 +186,17 @@ typedef struct rp_net_counters {
   uint64_t tcp_connects, tcp_connect_failures;
   /* checks_passed, checks_failed: start-up checks. */
   uint64_t checks_passed, checks_failed;
+  /* tls_handshakes: DoT/DoH connections that finished the handshake, of
+     which tls_resumed resumed a saved session; tls_failures: handshakes
+     or records that failed (a bad certificate among them; the reason is
+     logged and kept in rp_net_resolver_info.last_error). */
+  uint64_t tls_handshakes, tls_resumed, tls_failures;
+  /* doh_http_refusals: DoH answers with status 429 or 5xx (reported to
+     the core as refusals); doh_goaways, doh_resets: GOAWAY and
+     RST_STREAM frames received. */
+  uint64_t doh_http_refusals, doh_goaways, doh_resets;
+  /* discovery_found: resolvers that discovery ("auto") added. */
+  uint64_t discovery_found;
 } rp_net_counters;
 
 /* rp_net_pool_get_counters copies the runtime's counters. */

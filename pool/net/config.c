@@ -110,6 +110,8 @@ void rp_config_init(rp_config *cfg, const rp_mem *mem) {
           {
               .want = RP_CONFIG_DISCOVERY_WANT,
               .concurrency = RP_CONFIG_DISCOVERY_CONCURRENCY,
+              .system = 1,
+              .bundled = 1,
           },
   };
 }
@@ -121,6 +123,8 @@ void rp_config_free(rp_config *cfg) {
   mem->free(cfg->tls_ca, mem->user_data);
   mem->free(cfg->tls_name, mem->user_data);
   mem->free(cfg->resolvers, mem->user_data);
+  mem->free(cfg->discovery.list_file, mem->user_data);
+  mem->free(cfg->discovery.data_file, mem->user_data);
   rp_config_init(cfg, mem);
 }
 
@@ -362,7 +366,8 @@ int rp_config_parse_resolver(rp_config_resolver *res, const char *spec,
     why = "unexpected path";
     goto fail;
   }
-  if (res->scheme == RP_SCHEME_DOT && (at = memchr(rest, '@', len))) {
+  if ((res->scheme == RP_SCHEME_DOT || res->scheme == RP_SCHEME_DOH) &&
+      (at = memchr(rest, '@', len))) {
     size_t nlen = (size_t)(at - rest);
     if (nlen == 0 || nlen >= RP_CONFIG_MAX_HOST) {
       why = "bad TLS name";
@@ -653,6 +658,19 @@ static int config_discovery(config_ctx *ctx, const cJSON *obj) {
       rv = config_uint(ctx, item, path, 1, CONFIG_MAX_COUNT, &d->concurrency);
     } else if (strcmp(k, "pace") == 0) {
       rv = config_duration(ctx, item, path, 1, &d->pace);
+    } else if (strcmp(k, "timeout") == 0) {
+      rv = config_duration(ctx, item, path, 0, &d->timeout);
+    } else if (strcmp(k, "list_file") == 0) {
+      rv = config_string(ctx, item, path, &d->list_file);
+    } else if (strcmp(k, "data_file") == 0) {
+      rv = config_string(ctx, item, path, &d->data_file);
+    } else if (strcmp(k, "system") == 0 || strcmp(k, "bundled") == 0) {
+      if (!cJSON_IsBool(item)) {
+        return config_fail(ctx, path, item, "expected true or false");
+      }
+      *(strcmp(k, "system") == 0 ? &d->system : &d->bundled) =
+          cJSON_IsTrue(item);
+      rv = 0;
     } else {
       rv = config_fail(ctx, path, item, "unknown field");
     }

@@ -57,7 +57,8 @@ typedef struct rp_config_resolver {
   char text[RP_CONFIG_MAX_TEXT];
   /* host is the address or name, without brackets ("" for auto). */
   char host[RP_CONFIG_MAX_HOST];
-  /* tls_name is the name to verify (dot://NAME@IP:PORT), or "". */
+  /* tls_name is the name to verify (dot://NAME@IP:PORT or
+     https://NAME@IP:PORT/path), or "". */
   char tls_name[RP_CONFIG_MAX_HOST];
   /* path is the DoH path ("/dns-query"), or "" for other schemes. */
   char path[RP_CONFIG_MAX_PATH];
@@ -83,12 +84,29 @@ typedef struct rp_config_discovery {
   uint32_t concurrency;
   /* pace is the least gap between two checks, ns (0 = none). */
   rp_duration pace;
+  /* timeout is how long one pretest waits, ns (0 = the default,
+     RP_CONFIG_DISCOVERY_TIMEOUT). */
+  rp_duration timeout;
+  /* list_file is a file of candidate addresses, one a line, tried last
+     (owned; NULL when not given). */
+  char *list_file;
+  /* data_file replaces the bundled resolver list (owned; NULL for the
+     built-in path). */
+  char *data_file;
+  /* system is 0 to skip /etc/resolv.conf (1 by default). */
+  int system;
+  /* bundled is 0 to skip the bundled and global public resolvers (1 by
+     default). */
+  int bundled;
 } rp_config_discovery;
 
 /* RP_CONFIG_DISCOVERY_WANT and friends are the discovery defaults of
    DESIGN.md section 4. */
 #define RP_CONFIG_DISCOVERY_WANT 10
 #define RP_CONFIG_DISCOVERY_CONCURRENCY 100
+/* RP_CONFIG_DISCOVERY_TIMEOUT is how long one discovery pretest waits:
+   short, so that candidates that never answer do not hold a slot long. */
+#define RP_CONFIG_DISCOVERY_TIMEOUT (1 * RP_SECONDS)
 
 /* rp_config is a parsed configuration. Durations are ns, with
    RP_TSTAMP_UNSET meaning "not given"; integers use 0 for "not given"

@@ -4,10 +4,11 @@
  * rp_net_pool owns the listener, the upstreams, the timers and the core.
  * Each configured resolver is an rp_net_upstream driven by a transport
  * (rp_net_transport, a vtable): UDP (with a TCP companion for truncated
- * answers) and TCP here; DoT and DoH (issue 5) implement the same three
- * functions and report back through rp_net_upstream_on_answer and
- * rp_net_upstream_on_error, so the core only knows "datagram" or
- * "stream".
+ * answers) and TCP in upstream.c, DoT in dot.c and DoH in doh.c (both on
+ * the TLS layer of tls.c); each reports back through
+ * rp_net_upstream_on_answer and rp_net_upstream_on_error, so the core
+ * only knows "datagram" or "stream". "auto" runs discovery
+ * (pool/discovery), whose finds are added as UDP upstreams.
  */
 #ifndef RP_NET_INTERNAL_H
 #define RP_NET_INTERNAL_H
@@ -16,6 +17,7 @@
 #include "dns.h"
 #include "scores.h"
 #include "stream.h"
+#include "tls.h"
 
 #include <uv.h>
 
@@ -88,10 +90,77 @@ typedef struct rp_net_transport {
   /* close closes every handle of |up|; each closed handle calls
      rp_net_handle_closed. */
   void (*close)(rp_net_upstream *up);
+  /* free releases |up|->transport_data once every handle is closed (NULL
+     when the transport keeps none). */
+  void (*free)(rp_net_upstream *up);
 } rp_net_transport;
 
 extern const rp_net_transport rp_net_transport_udp;
 extern const rp_net_transport rp_net_transport_tcp;
+/* rp_net_transport_dot is DNS over TLS (RFC 7858), dot.c. */
+extern const rp_net_transport rp_net_transport_dot;
+/* rp_net_transport_doh is DNS over HTTPS on HTTP/2 (RFC 8484), doh.c. */
+extern const rp_net_transport rp_net_transport_doh;
+
+/* RP_NET_TLS_BACKOFF_MIN and _MAX bound the wait before a DoT or DoH
+   connection is tried again after it failed to open; it doubles each
+   time (a connection that worked and then closed is reopened at once). */
+#define RP_NET_TLS_BACKOFF_MIN (100 * RP_MILLISECONDS)
+#define RP_NET_TLS_BACKOFF_MAX (10 * RP_SECONDS)
+/* RP_NET_LAST_ERROR_LEN is the room for a resolver's last failure. */
+#define RP_NET_LAST_ERROR_LEN 160u
+
+/* rp_net_tlsup is what DoT and DoH share: the TLS connection, the saved
+   session, the reconnect backoff and the name resolution of a host. */
+typedef struct rp_net_tlsup {
+  rp_net_tls tls;
+  rp_net_upstream *up;
+  /* session is the TLS session to resume (owned), or NULL. */
+  SSL_SESSION *session;
+  /* backoff is the current wait after a failed open, ns (0 = none);
+     retry_at is when a new connection may be tried (UNSET = now). */
+  rp_duration backoff;
+  rp_tstamp retry_at;
+  /* opened is 1 once the current connection finished its handshake. */
+  int opened;
+  /* gai resolves |up->host| when it is a name; resolving is 1 while it
+     runs; addr/has_addr hold the result (kept for reconnects). */
+  uv_getaddrinfo_t gai;
+  int resolving;
+  struct sockaddr_storage addr;
+  int has_addr;
+} rp_net_tlsup;
+
+/* rp_net_tlsup_init prepares |b| for |up| with the TLS callbacks |cb|. */
+void rp_net_tlsup_init(rp_net_tlsup *b, rp_net_upstream *up,
+                       const rp_net_tls_callbacks *cb);
+
+/* rp_net_tlsup_connect starts a connection (TLS with |alpn|, |alpn_len|
+   bytes in wire format) unless one exists or the backoff forbids it at
+   |now|. Plaintext may be written to b->tls at once when it returns 0.
+   Returns 0, RP_ERR_FULL (backing off) or another RP_ERR_* (the try
+   should fail with CONNECT_FAILED). */
+int rp_net_tlsup_connect(rp_net_tlsup *b, const uint8_t *alpn, size_t alpn_len,
+                         rp_tstamp now);
+
+/* rp_net_tlsup_on_end records the end of a connection: logs |reason|,
+   counts a TLS failure, sets the backoff and the upstream's last error.
+   Returns the outcome for the tries it carried. */
+rp_outcome rp_net_tlsup_on_end(rp_net_tlsup *b, rp_net_tls_end why,
+                               const char *reason);
+
+/* rp_net_tlsup_on_open records a finished handshake. */
+void rp_net_tlsup_on_open(rp_net_tlsup *b, int resumed);
+
+/* rp_net_tlsup_close closes the connection and cancels a resolution. */
+void rp_net_tlsup_close(rp_net_tlsup *b);
+
+/* rp_net_tlsup_name returns the name |up|'s certificate must carry: the
+   NAME of dot://NAME@IP, else the config's tls_name, else the host. */
+const char *rp_net_tlsup_name(const rp_net_upstream *up);
+
+/* rp_net_tlsup_free frees the saved session. */
+void rp_net_tlsup_free(rp_net_tlsup *b);
 
 struct rp_net_upstream {
   rp_net_pool *np;
@@ -131,6 +200,8 @@ struct rp_net_upstream {
   rp_tstamp tcp_retry_at;
   /* transport_data is free for other transports (DoT, DoH). */
   void *transport_data;
+  /* last_error is the last connection or TLS failure ("" when none). */
+  char last_error[RP_NET_LAST_ERROR_LEN];
 };
 
 /* rp_net_send_slot is a preallocated datagram being sent. */
@@ -214,6 +285,16 @@ struct rp_net_pool {
      (owned, NULL when not given). */
   char *tls_ca;
   char *tls_name;
+  /* tls_ctx is the shared client context (NULL until a DoT or DoH
+     resolver needs it). */
+  SSL_CTX *tls_ctx;
+  /* auto_on is 1 when "auto" is among the resolvers (discovery runs);
+     disc is the running discovery (NULL once it closed). */
+  int auto_on;
+  struct rp_disc *disc;
+  /* cap_ups is the room of |ups| and |order|: the configured resolvers,
+     plus with "auto" the bundled DoT/DoH ones and discovery.want. */
+  size_t cap_ups;
   /* Scores. */
   char *scores_file;
   char score_key[RP_SCORES_KEYLEN];

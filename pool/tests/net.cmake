@@ -9,6 +9,13 @@ rp_add_test(unit scores SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scores.c
 if(TARGET rp_net)
   rp_add_test(integration net SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_net.c
     LIBS rp_net)
+  rp_add_test(integration net_disc SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_disc.c
+    LIBS rp_disc)
+  # Needs the openssl command (it makes the server's certificate).
+  rp_add_test(integration net_doh SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_doh.c
+    LIBS rp_net PkgConfig::NGHTTP2 OpenSSL::SSL pthread)
+  rp_add_test(integration net_dot SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dot.c
+    LIBS rp_net OpenSSL::SSL pthread)
   set(_rp_net_scripts ${CMAKE_CURRENT_SOURCE_DIR}/net)
   rp_add_script_test(integration net_tcp_fallback
     ${_rp_net_scripts}/tcp_fallback.sh)
@@ -23,6 +30,18 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/behaviour_limited.sh)
     rp_add_script_test(integration net_behaviour_dead
       ${_rp_net_scripts}/behaviour_dead.sh)
+    # DoT and DoH against Debian's dnsdist, discovery over 58 000
+    # candidates (issue 5).
+    rp_add_script_test(integration net_tls_dot_doh
+      ${_rp_net_scripts}/tls_dot_doh.sh)
+    rp_add_script_test(integration net_tls_restart
+      ${_rp_net_scripts}/tls_restart.sh)
+    rp_add_script_test(integration net_tls_refusals
+      ${_rp_net_scripts}/tls_refusals.sh)
+    rp_add_script_test(integration net_disc_58k
+      ${_rp_net_scripts}/disc_58k.sh)
+    set_tests_properties(integration.net_tls_refusals integration.net_disc_58k
+      PROPERTIES RUN_SERIAL TRUE)
     # The behaviour checks send traffic for 20 s and retry once.
     set_tests_properties(integration.net_behaviour_limited
       integration.net_behaviour_dead integration.net_behaviour_unlimited
@@ -34,5 +53,7 @@ if(TARGET rp_net)
   if(RP_BUILD_TOOLS AND TARGET respool)
     rp_add_script_test(bench relay_vs_dnsdist
       ${CMAKE_CURRENT_SOURCE_DIR}/bench/relay-vs-dnsdist.sh)
+    rp_add_script_test(bench net_tls_relay
+      ${_rp_net_scripts}/bench_tls_relay.sh)
   endif()
 endif()

@@ -1,0 +1,396 @@
+/*
+ * dot.c: DNS over TLS (RFC 7858) and the connection handling DoT and DoH
+ * share (rp_net_tlsup_*).
+ *
+ * IMPLEMENTATION NOTES
+ * - One kept TLS connection per resolver, opened on the first send.
+ *   Queries are framed with the two-byte length of RFC 1035 4.2.2 and
+ *   pipelined; answers are taken in any order (RFC 7766 6.2.1.1, RFC
+ *   7858 3.3) and matched by the core on ID and question. A bitmap of
+ *   the IDs in flight lets a lost connection fail exactly its tries.
+ * - Queries written before the handshake ends are kept by the TLS layer
+ *   and sent after it, so the first query costs one connection setup.
+ * - Failures: a connection that fails to open (TCP or TLS) fails its
+ *   tries (TLS_FAILED for a TLS failure, CONNECT_FAILED otherwise) and
+ *   is retried after a backoff of 100 ms doubling to 10 s; sends during
+ *   the backoff fail at once so the core places them elsewhere. A
+ *   connection that worked and then closed (idle timeout, server
+ *   restart) fails its tries and is reopened by the next send.
+ * - Host names (dot://dns.example) are resolved once with
+ *   uv_getaddrinfo (the libuv thread pool; the loop does not block).
+ * - Verified name: the NAME of dot://NAME@IP:PORT, else the config's
+ *   tls_name, else the host.
+ */
+#include "net_internal.h"
+
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+
+/* DOT_PREFIX_LEN is the length prefix of a frame. */
+#define DOT_PREFIX_LEN 2u
+
+/* ------------------------------------------------------------------ */
+/* Shared by DoT and DoH                                                */
+/* ------------------------------------------------------------------ */
+
+void rp_net_tlsup_init(rp_net_tlsup *b, rp_net_upstream *up,
+                       const rp_net_tls_callbacks *cb) {
+  memset(b, 0, sizeof(*b));
+  b->up = up;
+  b->retry_at = RP_TSTAMP_UNSET;
+  rp_net_tls_init(&b->tls, cb, up->np->mem, b);
+  if (up->has_addr) {
+    b->addr = up->addr;
+    b->has_addr = 1;
+  }
+}
+
+const char *rp_net_tlsup_name(const rp_net_upstream *up) {
+  if (up->tls_name && up->tls_name[0]) {
+    return up->tls_name;
+  }
+  if (up->np->tls_name && up->np->tls_name[0]) {
+    return up->np->tls_name;
+  }
+  return up->host;
+}
+
+/* tlsup_fail_open ends a connection attempt that never reached the
+   socket: the backoff applies as for a failed connect. */
+static void tlsup_fail_open(rp_net_tlsup *b, const char *reason) {
+  rp_net_tls_close(&b->tls);
+  if (b->tls.cb->on_end) {
+    b->tls.cb->on_end(&b->tls, RP_NET_TLS_END_CONNECT, reason);
+  }
+}
+
+static void tlsup_gai_cb(uv_getaddrinfo_t *req, int status,
+                         struct addrinfo *res) {
+  rp_net_tlsup *b = req->data;
+  rp_net_upstream *up = b->up;
+  rp_net_pool *np = up->np;
+  b->resolving = 0;
+  if (status == 0 && res && res->ai_addrlen <= sizeof(b->addr)) {
+    memcpy(&b->addr, res->ai_addr, res->ai_addrlen);
+    b->has_addr = 1;
+  }
+  uv_freeaddrinfo(res);
+  if (!np->stopping && b->tls.state == RP_NET_TLS_PREPARED) {
+    if (!b->has_addr) {
+      tlsup_fail_open(b, status ? uv_err_name(status) : "no address");
+    } else if (rp_net_tls_connect(&b->tls, np->loop,
+                                  (const struct sockaddr *)&b->addr) != 0) {
+      if (b->tls.state == RP_NET_TLS_CLOSING) {
+        rp_net_handle_opened(np);
+      }
+      tlsup_fail_open(b, "socket");
+    } else {
+      rp_net_handle_opened(np);
+    }
+  }
+  rp_net_handle_closed(np);
+}
+
+int rp_net_tlsup_connect(rp_net_tlsup *b, const uint8_t *alpn, size_t alpn_len,
+                         rp_tstamp now) {
+  rp_net_upstream *up = b->up;
+  rp_net_pool *np = up->np;
+  struct addrinfo hints;
+  char port[8];
+  int rv;
+  if (b->tls.state != RP_NET_TLS_CLOSED) {
+    return b->tls.state == RP_NET_TLS_CLOSING ? RP_ERR_IO : 0;
+  }
+  if (b->retry_at != RP_TSTAMP_UNSET && now < b->retry_at) {
+    return RP_ERR_FULL;
+  }
+  if (!np->tls_ctx) {
+    return RP_ERR_TLS;
+  }
+  rv = rp_net_tls_start(&b->tls, np->tls_ctx, rp_net_tlsup_name(up), alpn,
+                        alpn_len, &b->session);
+  if (rv != 0) {
+    rp_net_log(np, RP_LOG_WARN, "ev=tls_setup_failed res=%s name=%s err=%s",
+               up->name, rp_net_tlsup_name(up), rp_strerror(rv));
+    return rv;
+  }
+  b->opened = 0;
+  if (b->has_addr) {
+    rv = rp_net_tls_connect(&b->tls, np->loop,
+                            (const struct sockaddr *)&b->addr);
+    if (b->tls.state != RP_NET_TLS_CLOSED) {
+      rp_net_handle_opened(np);
+    }
+    if (rv != 0) {
+      /* No socket: back off as after a failed connect. */
+      b->backoff = b->backoff ? b->backoff * 2 : RP_NET_TLS_BACKOFF_MIN;
+      if (b->backoff > RP_NET_TLS_BACKOFF_MAX) {
+        b->backoff = RP_NET_TLS_BACKOFF_MAX;
+      }
+      b->retry_at = now + b->backoff;
+    }
+    return rv;
+  }
+  if (b->resolving) {
+    return 0;
+  }
+  memset(&hints, 0, sizeof(hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  snprintf(port, sizeof(port), "%u", up->port);
+  b->gai.data = b;
+  rv = uv_getaddrinfo(np->loop, &b->gai, tlsup_gai_cb, up->host, port, &hints);
+  if (rv != 0) {
+    rp_net_tls_close(&b->tls);
+    return rp_net_err_from_uv(rv);
+  }
+  b->resolving = 1;
+  rp_net_handle_opened(np);
+  return 0;
+}
+
+rp_outcome rp_net_tlsup_on_end(rp_net_tlsup *b, rp_net_tls_end why,
+                               const char *reason) {
+  rp_net_upstream *up = b->up;
+  rp_net_pool *np = up->np;
+  rp_tstamp now = rp_net_now();
+  rp_outcome outcome = RP_OUTCOME_CONNECT_FAILED;
+  const char *what = "connection_closed";
+  switch (why) {
+  case RP_NET_TLS_END_CONNECT:
+    what = "connect_failed";
+    ++np->counters.tcp_connect_failures;
+    break;
+  case RP_NET_TLS_END_TLS:
+    what = "tls_failed";
+    outcome = RP_OUTCOME_TLS_FAILED;
+    ++np->counters.tls_failures;
+    /* Do not offer a session the server may have been the cause of. */
+    rp_net_tlsup_free(b);
+    break;
+  case RP_NET_TLS_END_EOF:
+  case RP_NET_TLS_END_IO:
+    break;
+  }
+  if (b->opened) {
+    /* It worked: reopen at the next send. */
+    b->backoff = 0;
+    b->retry_at = RP_TSTAMP_UNSET;
+  } else {
+    b->backoff = b->backoff ? b->backoff * 2 : RP_NET_TLS_BACKOFF_MIN;
+    if (b->backoff > RP_NET_TLS_BACKOFF_MAX) {
+      b->backoff = RP_NET_TLS_BACKOFF_MAX;
+    }
+    b->retry_at = now + b->backoff;
+  }
+  snprintf(up->last_error, sizeof(up->last_error), "%s: %s", what, reason);
+  rp_net_log(
+      np, why == RP_NET_TLS_END_TLS || !b->opened ? RP_LOG_WARN : RP_LOG_DEBUG,
+      "ev=%s res=%s name=%s reason=\"%s\" backoff_ms=%llu", what, up->name,
+      rp_net_tlsup_name(up), reason,
+      (unsigned long long)(b->opened ? 0 : b->backoff / RP_MILLISECONDS));
+  b->opened = 0;
+  return outcome;
+}
+
+void rp_net_tlsup_on_open(rp_net_tlsup *b, int resumed) {
+  rp_net_pool *np = b->up->np;
+  b->opened = 1;
+  b->backoff = 0;
+  b->retry_at = RP_TSTAMP_UNSET;
+  ++np->counters.tls_handshakes;
+  if (resumed) {
+    ++np->counters.tls_resumed;
+  }
+  rp_net_log(np, RP_LOG_DEBUG,
+             "ev=tls_connected res=%s resumed=%d had_session=%d", b->up->name,
+             resumed, b->session != NULL);
+}
+
+void rp_net_tlsup_close(rp_net_tlsup *b) {
+  if (b->resolving) {
+    /* The callback still runs (UV_ECANCELED) and releases the count. */
+    uv_cancel((uv_req_t *)&b->gai);
+  }
+  rp_net_tls_close(&b->tls);
+}
+
+void rp_net_tlsup_free(rp_net_tlsup *b) {
+  if (b->session) {
+    SSL_SESSION_free(b->session);
+    b->session = NULL;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* DoT                                                                  */
+/* ------------------------------------------------------------------ */
+
+/* dot_conn is the DoT state of one resolver (transport_data). */
+typedef struct dot_conn {
+  rp_net_tlsup base;
+  /* ids marks the upstream IDs in flight on the connection. */
+  uint8_t ids[RP_NET_IDMAP_LEN];
+  /* rbuf holds |rlen| bytes of partial frames. */
+  uint8_t rbuf[RP_NET_STREAM_FRAME_MAX];
+  size_t rlen;
+  /* frame is where one query is framed before it is written. */
+  uint8_t frame[RP_NET_STREAM_FRAME_MAX];
+} dot_conn;
+
+static void dot_fail_inflight(dot_conn *d, rp_outcome outcome) {
+  rp_net_upstream *up = d->base.up;
+  rp_tstamp now = rp_net_now();
+  size_t i;
+  for (i = 0; i < RP_NET_IDMAP_LEN; ++i) {
+    uint8_t bits = d->ids[i];
+    unsigned bit;
+    if (!bits) {
+      continue;
+    }
+    d->ids[i] = 0;
+    for (bit = 0; bit < 8; ++bit) {
+      if (bits & (1u << bit)) {
+        rp_net_upstream_on_error(up, (uint32_t)(i * 8 + bit), outcome, now);
+      }
+    }
+  }
+}
+
+static void dot_on_open(rp_net_tls *t, int resumed) {
+  rp_net_tlsup_on_open(t->user_data, resumed);
+}
+
+static void dot_on_data(rp_net_tls *t, const uint8_t *data, size_t len,
+                        rp_tstamp now) {
+  dot_conn *d = t->user_data;
+  rp_net_upstream *up = d->base.up;
+  while (len > 0 && t->state == RP_NET_TLS_OPEN) {
+    size_t room = sizeof(d->rbuf) - d->rlen;
+    size_t take = len < room ? len : room;
+    size_t off = 0;
+    memcpy(d->rbuf + d->rlen, data, take);
+    d->rlen += take;
+    data += take;
+    len -= take;
+    while (t->state == RP_NET_TLS_OPEN && d->rlen - off >= DOT_PREFIX_LEN) {
+      size_t mlen = (size_t)((d->rbuf[off] << 8) | d->rbuf[off + 1]);
+      const uint8_t *msg = d->rbuf + off + DOT_PREFIX_LEN;
+      if (mlen == 0) {
+        rp_net_log(up->np, RP_LOG_WARN, "ev=dot_bad_frame res=%s", up->name);
+        rp_net_tls_close(t);
+        dot_fail_inflight(d, RP_OUTCOME_MALFORMED);
+        return;
+      }
+      if (d->rlen - off < DOT_PREFIX_LEN + mlen) {
+        break;
+      }
+      if (mlen >= 2) {
+        uint16_t id = rp_dns_get_id(msg);
+        d->ids[id >> 3] &= (uint8_t) ~(1u << (id & 7u));
+      }
+      off += DOT_PREFIX_LEN + mlen;
+      rp_net_upstream_on_answer(up, msg, mlen, RP_ANSWER_STREAM, now);
+    }
+    if (t->state != RP_NET_TLS_OPEN) {
+      return;
+    }
+    if (off > 0) {
+      memmove(d->rbuf, d->rbuf + off, d->rlen - off);
+      d->rlen -= off;
+    }
+  }
+}
+
+static void dot_on_end(rp_net_tls *t, rp_net_tls_end why, const char *reason) {
+  dot_conn *d = t->user_data;
+  rp_outcome outcome = rp_net_tlsup_on_end(&d->base, why, reason);
+  d->rlen = 0;
+  dot_fail_inflight(d, outcome);
+}
+
+static void dot_on_closed(rp_net_tls *t) {
+  dot_conn *d = t->user_data;
+  rp_net_handle_closed(d->base.up->np);
+}
+
+static const rp_net_tls_callbacks dot_tls_cb = {
+    .on_open = dot_on_open,
+    .on_data = dot_on_data,
+    .on_end = dot_on_end,
+    .on_closed = dot_on_closed,
+};
+
+static int dot_open(rp_net_upstream *up) {
+  const rp_mem *mem = up->np->mem;
+  dot_conn *d;
+  if (up->transport_data) {
+    return 0;
+  }
+  d = mem->calloc(1, sizeof(*d), mem->user_data);
+  if (!d) {
+    return RP_ERR_NOMEM;
+  }
+  rp_net_tlsup_init(&d->base, up, &dot_tls_cb);
+  up->transport_data = d;
+  return 0;
+}
+
+static int dot_send(rp_net_upstream *up, const uint8_t *data, size_t len,
+                    uint16_t upstream_id, uint32_t flags, rp_tstamp now) {
+  rp_net_pool *np = up->np;
+  dot_conn *d = up->transport_data;
+  int rv;
+  (void)flags;
+  if (!d || len == 0 || len > UINT16_MAX) {
+    rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
+    return 0;
+  }
+  rv = rp_net_tlsup_connect(&d->base, NULL, 0, now);
+  if (rv != 0) {
+    rp_net_upstream_on_error(up, upstream_id,
+                             rv == RP_ERR_TLS ? RP_OUTCOME_TLS_FAILED
+                                              : RP_OUTCOME_CONNECT_FAILED,
+                             now);
+    return 0;
+  }
+  d->frame[0] = (uint8_t)(len >> 8);
+  d->frame[1] = (uint8_t)len;
+  memcpy(d->frame + DOT_PREFIX_LEN, data, len);
+  /* Mark first: a write that fails ends the connection, which fails the
+     marked tries. */
+  d->ids[upstream_id >> 3] |= (uint8_t)(1u << (upstream_id & 7u));
+  rv = rp_net_tls_write(&d->base.tls, d->frame, len + DOT_PREFIX_LEN);
+  if (rv != 0) {
+    d->ids[upstream_id >> 3] &= (uint8_t) ~(1u << (upstream_id & 7u));
+    ++np->counters.send_failures;
+    rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
+  }
+  return 0;
+}
+
+static void dot_close(rp_net_upstream *up) {
+  dot_conn *d = up->transport_data;
+  if (d) {
+    rp_net_tlsup_close(&d->base);
+  }
+}
+
+static void dot_free(rp_net_upstream *up) {
+  dot_conn *d = up->transport_data;
+  if (d) {
+    rp_net_tlsup_free(&d->base);
+    up->np->mem->free(d, up->np->mem->user_data);
+    up->transport_data = NULL;
+  }
+}
+
+const rp_net_transport rp_net_transport_dot = {
+    .name = "dot",
+    .resolver_flags = RP_RESOLVER_STREAM,
+    .open = dot_open,
+    .send = dot_send,
+    .close = dot_close,
+    .free = dot_free,
+};

@@ -1,0 +1,371 @@
+/*
+ * test_dot.c: the DoT transport against a scripted TLS server.
+ *
+ * The server runs in a thread on blocking sockets (OpenSSL, a
+ * self-signed certificate for dns.test made with the openssl command).
+ * It reads framed queries (RFC 7858: two-byte length), collects what
+ * arrives within BATCH_MS of the first one, and answers the batch in
+ * reverse order (QR set): pipelined queries, out-of-order answers.
+ *
+ * The pool (one DoT resolver, no start-up check) relays UDP queries of
+ * the test. Once the resolver is out of probation, five queries sent at
+ * once must reach the server on the one connection as one batch and all
+ * come back NOERROR with their own IDs, though answered last-first. Then
+ * the server closes the connection; the next query opens a new one
+ * (resumed session).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "respool_net.h"
+#include "dns.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* GUARD_MS fails a case still running after it. */
+#define GUARD_MS 15000
+/* POLL_MS is how often the server thread looks at its stop flag. */
+#define POLL_MS 50
+/* BATCH_MS is how long the server collects queries after the first. */
+#define BATCH_MS 60
+/* MAX_BATCH bounds one batch. */
+#define MAX_BATCH 32
+/* MSG_MAX bounds one query. */
+#define MSG_MAX 512
+/* NPARALLEL is the number of queries sent at once. */
+#define NPARALLEL 5
+
+typedef struct server {
+  int lfd;
+  uint16_t port;
+  SSL_CTX *ctx;
+  pthread_t th;
+  volatile int stop;
+  /* close_after: close the connection after this many answers (0 =
+     never); set by the test. */
+  volatile int close_after;
+  volatile int max_batch;
+  volatile int connections;
+  char dir[64];
+} server;
+
+typedef struct msg {
+  uint8_t b[MSG_MAX];
+  size_t len;
+} msg;
+
+/* s_read_msg reads one frame within |timeout_ms|; 1 = got one, 0 =
+   timeout, -1 = closed. */
+static int s_read_msg(SSL *ssl, int fd, msg *m, int timeout_ms) {
+  uint8_t hdr[2];
+  size_t got = 0, want;
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  if (SSL_pending(ssl) == 0 && poll(&p, 1, timeout_ms) <= 0) {
+    return 0;
+  }
+  while (got < 2) {
+    int n = SSL_read(ssl, hdr + got, (int)(2 - got));
+    if (n <= 0) {
+      return -1;
+    }
+    got += (size_t)n;
+  }
+  want = (size_t)((hdr[0] << 8) | hdr[1]);
+  if (want == 0 || want > MSG_MAX) {
+    return -1;
+  }
+  got = 0;
+  while (got < want) {
+    int n = SSL_read(ssl, m->b + got, (int)(want - got));
+    if (n <= 0) {
+      return -1;
+    }
+    got += (size_t)n;
+  }
+  m->len = want;
+  return 1;
+}
+
+static void s_conn(server *sv, int fd) {
+  SSL *ssl = SSL_new(sv->ctx);
+  static msg batch[MAX_BATCH];
+  int answered = 0;
+  SSL_set_fd(ssl, fd);
+  if (SSL_accept(ssl) != 1) {
+    ERR_clear_error();
+    SSL_free(ssl);
+    return;
+  }
+  ++sv->connections;
+  while (!sv->stop) {
+    int n = 0, r, i;
+    r = s_read_msg(ssl, fd, &batch[0], POLL_MS);
+    if (r < 0) {
+      break;
+    }
+    if (r == 0) {
+      continue;
+    }
+    n = 1;
+    while (n < MAX_BATCH &&
+           (r = s_read_msg(ssl, fd, &batch[n], BATCH_MS)) > 0) {
+      ++n;
+    }
+    if (n > sv->max_batch) {
+      sv->max_batch = n;
+    }
+    /* Last in, first out. */
+    for (i = n - 1; i >= 0; --i) {
+      uint8_t out[MSG_MAX + 2];
+      out[0] = (uint8_t)(batch[i].len >> 8);
+      out[1] = (uint8_t)batch[i].len;
+      memcpy(out + 2, batch[i].b, batch[i].len);
+      out[4] |= 0x80;
+      if (SSL_write(ssl, out, (int)batch[i].len + 2) <= 0) {
+        r = -1;
+        break;
+      }
+      ++answered;
+    }
+    if (r < 0 || (sv->close_after && answered >= sv->close_after)) {
+      break;
+    }
+  }
+  ERR_clear_error();
+  SSL_free(ssl);
+}
+
+static void *s_main(void *arg) {
+  server *sv = arg;
+  while (!sv->stop) {
+    struct pollfd p = {.fd = sv->lfd, .events = POLLIN};
+    int fd;
+    if (poll(&p, 1, POLL_MS) <= 0) {
+      continue;
+    }
+    fd = accept(sv->lfd, NULL, NULL);
+    if (fd >= 0) {
+      s_conn(sv, fd);
+      close(fd);
+    }
+  }
+  return NULL;
+}
+
+static void server_start(server *sv) {
+  struct sockaddr_in sin = {.sin_family = AF_INET};
+  socklen_t len = sizeof(sin);
+  char cmd[512], cert[128], key[128];
+  snprintf(sv->dir, sizeof(sv->dir), "/tmp/rp-dot-test.XXXXXX");
+  assert_non_null(mkdtemp(sv->dir));
+  snprintf(cert, sizeof(cert), "%s/cert.pem", sv->dir);
+  snprintf(key, sizeof(key), "%s/key.pem", sv->dir);
+  snprintf(cmd, sizeof(cmd),
+           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+           "-nodes -days 1 -subj /CN=dns.test -addext "
+           "subjectAltName=DNS:dns.test -keyout %s -out %s 2>/dev/null",
+           key, cert);
+  assert_int_equal(system(cmd), 0);
+  sv->ctx = SSL_CTX_new(TLS_server_method());
+  assert_non_null(sv->ctx);
+  assert_int_equal(
+      SSL_CTX_use_certificate_file(sv->ctx, cert, SSL_FILETYPE_PEM), 1);
+  assert_int_equal(SSL_CTX_use_PrivateKey_file(sv->ctx, key, SSL_FILETYPE_PEM),
+                   1);
+  sv->lfd = socket(AF_INET, SOCK_STREAM, 0);
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(sv->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+  assert_int_equal(listen(sv->lfd, 8), 0);
+  getsockname(sv->lfd, (struct sockaddr *)&sin, &len);
+  sv->port = ntohs(sin.sin_port);
+  assert_int_equal(pthread_create(&sv->th, NULL, s_main, sv), 0);
+}
+
+static void server_stop(server *sv) {
+  char cmd[128];
+  sv->stop = 1;
+  pthread_join(sv->th, NULL);
+  close(sv->lfd);
+  SSL_CTX_free(sv->ctx);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", sv->dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+typedef struct client {
+  uv_udp_t udp;
+  uint8_t rbuf[4096];
+  int rcode[64];
+} client;
+
+static void c_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
+  client *c = h->data;
+  (void)s;
+  b->base = (char *)c->rbuf;
+  b->len = sizeof(c->rbuf);
+}
+
+static void c_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *b,
+                   const struct sockaddr *from, unsigned flags) {
+  client *c = u->data;
+  uint16_t id;
+  (void)from;
+  (void)flags;
+  if (n < RP_DNS_HEADER_LEN) {
+    return;
+  }
+  id = rp_dns_get_id((const uint8_t *)b->base);
+  if (id < sizeof(c->rcode) / sizeof(c->rcode[0])) {
+    c->rcode[id] = (uint8_t)b->base[3] & RP_DNS_RCODE_MASK;
+  }
+}
+
+static void c_send(client *c, const struct sockaddr *to, uint16_t id) {
+  uint8_t q[512];
+  rp_dns_name qn;
+  char name[32];
+  rp_ssize n;
+  uv_buf_t b;
+  snprintf(name, sizeof(name), "q%u.example", id);
+  assert_int_equal(rp_dns_name_from_text(&qn, name), 0);
+  n = rp_dns_build_query(q, sizeof(q), id, &qn, RP_DNS_TYPE_A, 0);
+  assert_true(n > 0);
+  b = uv_buf_init((char *)q, (unsigned int)n);
+  assert_true(uv_udp_try_send(&c->udp, &b, 1, to) > 0);
+}
+
+static void guard_cb(uv_timer_t *t) {
+  (void)t;
+  fail_msg("DoT test hung");
+}
+
+static void closed_cb(rp_net_pool *np, void *ud) {
+  (void)np;
+  *(int *)ud = 1;
+}
+
+static void test_dot_pipelined_out_of_order(void **state) {
+  static const char json[] = "{\"pretest_domain\": \"\", \"duplicate\": 1}";
+  server sv = {0};
+  uv_loop_t loop;
+  uv_timer_t guard;
+  client c;
+  rp_config cfg;
+  rp_net_options opts = {0};
+  rp_net_pool *np = NULL;
+  rp_net_counters k;
+  struct sockaddr_storage lis;
+  socklen_t lislen;
+  struct sockaddr_in any = {.sin_family = AF_INET};
+  char err[RP_CONFIG_ERRLEN], url[128], ca[96];
+  int closed = 0, done;
+  uint16_t i;
+  (void)state;
+  memset(&c, 0, sizeof(c));
+  for (i = 0; i < sizeof(c.rcode) / sizeof(c.rcode[0]); ++i) {
+    c.rcode[i] = -1;
+  }
+  server_start(&sv);
+  uv_loop_init(&loop);
+  rp_config_init(&cfg, NULL);
+  snprintf(url, sizeof(url), "dot://dns.test@127.0.0.1:%u", sv.port);
+  snprintf(ca, sizeof(ca), "%s/cert.pem", sv.dir);
+  assert_int_equal(
+      rp_config_parse_json(&cfg, json, strlen(json), "t", err, sizeof(err)), 0);
+  assert_int_equal(
+      rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
+  cfg.tls_ca = strdup(ca);
+  opts.config = &cfg;
+  assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
+  rp_config_free(&cfg);
+  rp_net_pool_get_address(np, &lis, &lislen);
+  uv_udp_init(&loop, &c.udp);
+  c.udp.data = &c;
+  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  uv_udp_bind(&c.udp, (const struct sockaddr *)&any, 0);
+  uv_udp_recv_start(&c.udp, c_alloc, c_recv);
+  uv_timer_init(&loop, &guard);
+  uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
+
+  /* Probation: one at a time until 8 answers. */
+  for (i = 1; i <= 10; ++i) {
+    c_send(&c, (const struct sockaddr *)&lis, i);
+    while (c.rcode[i] < 0) {
+      uv_run(&loop, UV_RUN_ONCE);
+    }
+    assert_int_equal(c.rcode[i], RP_DNS_RCODE_NOERROR);
+  }
+  /* Five at once: one batch on the connection, answered last-first. */
+  for (i = 20; i < 20 + NPARALLEL; ++i) {
+    c_send(&c, (const struct sockaddr *)&lis, i);
+  }
+  do {
+    uv_run(&loop, UV_RUN_ONCE);
+    done = 1;
+    for (i = 20; i < 20 + NPARALLEL; ++i) {
+      done &= c.rcode[i] >= 0;
+    }
+  } while (!done);
+  for (i = 20; i < 20 + NPARALLEL; ++i) {
+    assert_int_equal(c.rcode[i], RP_DNS_RCODE_NOERROR);
+  }
+  print_message("# DoT: largest batch %d of %d parallel queries\n",
+                sv.max_batch, NPARALLEL);
+  assert_true(sv.max_batch >= 3);
+  assert_int_equal(sv.connections, 1);
+
+  /* The server closes after its next answer; the query after it opens a
+     new connection that resumes the session. */
+  sv.close_after = 1;
+  c_send(&c, (const struct sockaddr *)&lis, 30);
+  while (c.rcode[30] < 0) {
+    uv_run(&loop, UV_RUN_ONCE);
+  }
+  sv.close_after = 0;
+  c_send(&c, (const struct sockaddr *)&lis, 31);
+  while (c.rcode[31] < 0) {
+    uv_run(&loop, UV_RUN_ONCE);
+  }
+  if (c.rcode[31] != RP_DNS_RCODE_NOERROR) {
+    /* Sent before the pool saw the close: once more. */
+    c_send(&c, (const struct sockaddr *)&lis, 32);
+    while (c.rcode[32] < 0) {
+      uv_run(&loop, UV_RUN_ONCE);
+    }
+    assert_int_equal(c.rcode[32], RP_DNS_RCODE_NOERROR);
+  }
+  rp_net_pool_get_counters(np, &k);
+  print_message("# DoT: connections=%d handshakes=%llu resumed=%llu\n",
+                sv.connections, (unsigned long long)k.tls_handshakes,
+                (unsigned long long)k.tls_resumed);
+  assert_int_equal(sv.connections, 2);
+  assert_int_equal(k.tls_handshakes, 2);
+  assert_int_equal(k.tls_resumed, 1);
+
+  rp_net_pool_stop(np, closed_cb, &closed);
+  uv_close((uv_handle_t *)&c.udp, NULL);
+  uv_close((uv_handle_t *)&guard, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  assert_true(closed);
+  assert_int_equal(uv_loop_close(&loop), 0);
+  server_stop(&sv);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dot_pipelined_out_of_order),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
