@@ -58,6 +58,32 @@ static double report_tail(const sim *s, double *pwindow_s) {
   return (double)sim_answered_between(s, t0, end) / secs;
 }
 
+/* report_totals are the numbers both reports print besides the rows of
+   the resolvers. */
+typedef struct report_totals {
+  sim_client_stats cs;
+  rp_pool_stats ps;
+  /* total is what every resolver received. */
+  uint64_t total;
+  /* tail is the answered rate over the last window_s seconds of the
+     load (report_tail). */
+  double tail, window_s;
+} report_totals;
+
+/* report_gather fills |t|. Returns 0 or RP_ERR_NOMEM. */
+static int report_gather(const sim *s, report_totals *t) {
+  int rv;
+  t->total = report_total_received(s);
+  t->window_s = 0.0;
+  rv = sim_get_client_stats(s, &t->cs);
+  if (rv != 0) {
+    return rv;
+  }
+  rp_pool_get_stats(sim_pool(s), &t->ps);
+  t->tail = report_tail(s, &t->window_s);
+  return 0;
+}
+
 /* report_speed returns virtual seconds per wall second, or 0. */
 static double report_speed(const sim *s, const sim_report_info *info) {
   double virt = (double)sim_now(s) / (double)RP_SECONDS;
@@ -65,18 +91,12 @@ static double report_speed(const sim *s, const sim_report_info *info) {
 }
 
 int sim_report_text(const sim *s, const sim_report_info *info, FILE *fp) {
-  sim_client_stats cs;
-  rp_pool_stats ps;
-  uint64_t total = report_total_received(s);
+  report_totals t;
   uint32_t i;
-  double window_s = 0.0;
-  double tail;
-  int rv = sim_get_client_stats(s, &cs);
+  int rv = report_gather(s, &t);
   if (rv != 0) {
     return rv;
   }
-  rp_pool_get_stats(sim_pool(s), &ps);
-  tail = report_tail(s, &window_s);
   fprintf(fp, "%-12s %8s %8s %8s %8s %8s %7s %8s %-10s\n", "resolver", "sent",
           "answered", "refused", "dropped", "lost", "share%", "cap", "state");
   for (i = 0; i < sim_resolver_count(s); ++i) {
@@ -93,35 +113,36 @@ int sim_report_text(const sim *s, const sim_report_info *info, FILE *fp) {
     } else {
       snprintf(cap, sizeof(cap), "-");
     }
-    fprintf(fp,
-            "%-12s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-            " %8" PRIu64 " %7.1f %8s %-10s\n",
-            r->spec.name, r->counts.received, r->counts.answered,
-            r->counts.refused, r->counts.dropped,
-            r->counts.lost + r->counts.dead,
-            total ? (double)r->counts.received * REPORT_PERCENT / (double)total
-                  : 0.0,
-            cap, state);
+    fprintf(
+        fp,
+        "%-12s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+        " %7.1f %8s %-10s\n",
+        r->spec.name, r->counts.received, r->counts.answered, r->counts.refused,
+        r->counts.dropped, r->counts.lost + r->counts.dead,
+        t.total ? (double)r->counts.received * REPORT_PERCENT / (double)t.total
+                : 0.0,
+        cap, state);
   }
   fprintf(fp,
           "client: queries=%" PRIu64 " answered=%" PRIu64 " (%.1f%%) "
           "failed=%" PRIu64 " unanswered=%" PRIu64 " extra=%" PRIu64
           " worker_timeouts=%" PRIu64 "\n",
-          cs.queries, cs.answered,
-          cs.queries ? (double)cs.answered * REPORT_PERCENT / (double)cs.queries
-                     : 0.0,
-          cs.failed, cs.unanswered, cs.extra, cs.worker_timeouts);
+          t.cs.queries, t.cs.answered,
+          t.cs.queries
+              ? (double)t.cs.answered * REPORT_PERCENT / (double)t.cs.queries
+              : 0.0,
+          t.cs.failed, t.cs.unanswered, t.cs.extra, t.cs.worker_timeouts);
   fprintf(fp,
           "latency_ms: p50=%.2f p90=%.2f p99=%.2f max=%.2f; answered "
           "%.1f q/s over the last %.0f s of load\n",
-          report_ms(cs.p50), report_ms(cs.p90), report_ms(cs.p99),
-          report_ms(cs.max), tail, window_s);
+          report_ms(t.cs.p50), report_ms(t.cs.p90), report_ms(t.cs.p99),
+          report_ms(t.cs.max), t.tail, t.window_s);
   fprintf(fp,
           "pool: sends=%" PRIu64 " copies=%" PRIu64 " hedges=%" PRIu64
           " resends=%" PRIu64 " probes=%" PRIu64 " waits=%" PRIu64
           " spoofed=%" PRIu64 " full=%" PRIu64 " up=%zu/%zu\n",
-          ps.sends, ps.copies, ps.hedges, ps.resends, ps.probes, ps.waits,
-          ps.spoofed, ps.full, ps.nup, ps.nresolvers);
+          t.ps.sends, t.ps.copies, t.ps.hedges, t.ps.resends, t.ps.probes,
+          t.ps.waits, t.ps.spoofed, t.ps.full, t.ps.nup, t.ps.nresolvers);
   fprintf(fp,
           "run: kind=%s virtual=%.3f s wall=%.4f s speed=%.0fx events=%" PRIu64
           " trace_hash=%016" PRIx64 "\n",
@@ -196,19 +217,13 @@ static void report_json_resolver(const sim *s, uint32_t i, uint64_t total,
 }
 
 int sim_report_json(const sim *s, const sim_report_info *info, FILE *fp) {
-  sim_client_stats cs;
-  rp_pool_stats ps;
-  uint64_t total = report_total_received(s);
+  report_totals t;
   uint32_t i;
   size_t k;
-  double window_s = 0.0;
-  double tail;
-  int rv = sim_get_client_stats(s, &cs);
+  int rv = report_gather(s, &t);
   if (rv != 0) {
     return rv;
   }
-  rp_pool_get_stats(sim_pool(s), &ps);
-  tail = report_tail(s, &window_s);
   fprintf(fp,
           "{\n  \"kind\": \"%s\", \"virtual_seconds\": %.6f, "
           "\"wall_seconds\": %.6f, \"speed\": %.1f, \"events\": %" PRIu64
@@ -218,7 +233,7 @@ int sim_report_json(const sim *s, const sim_report_info *info, FILE *fp) {
           sim_trace_hash(s));
   fprintf(fp, "  \"resolvers\": [\n");
   for (i = 0; i < sim_resolver_count(s); ++i) {
-    report_json_resolver(s, i, total, fp);
+    report_json_resolver(s, i, t.total, fp);
     fprintf(fp, "%s\n", i + 1 < sim_resolver_count(s) ? "," : "");
   }
   fprintf(fp, "  ],\n");
@@ -229,9 +244,9 @@ int sim_report_json(const sim *s, const sim_report_info *info, FILE *fp) {
           ", \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, "
           "\"max_ms\": %.3f, \"tail_answered_qps\": %.3f, "
           "\"tail_seconds\": %.3f},\n",
-          cs.queries, cs.answered, cs.failed, cs.unanswered, cs.extra,
-          cs.worker_timeouts, report_ms(cs.p50), report_ms(cs.p90),
-          report_ms(cs.p99), report_ms(cs.max), tail, window_s);
+          t.cs.queries, t.cs.answered, t.cs.failed, t.cs.unanswered, t.cs.extra,
+          t.cs.worker_timeouts, report_ms(t.cs.p50), report_ms(t.cs.p90),
+          report_ms(t.cs.p99), report_ms(t.cs.max), t.tail, t.window_s);
   fprintf(fp,
           "  \"pool\": {\"queries\": %" PRIu64 ", \"delivered\": %" PRIu64
           ", \"failed\": %" PRIu64 ", \"waits\": %" PRIu64
@@ -240,9 +255,10 @@ int sim_report_json(const sim *s, const sim_report_info *info, FILE *fp) {
           ", \"resends\": %" PRIu64 ", \"probes\": %" PRIu64
           ", \"spoofed\": %" PRIu64 ", \"malformed\": %" PRIu64
           ", \"full\": %" PRIu64 ", \"nup\": %zu},\n",
-          ps.queries, ps.delivered, ps.failed, ps.waits,
-          ps.duplicates_delivered, ps.sends, ps.copies, ps.hedges, ps.resends,
-          ps.probes, ps.spoofed, ps.malformed, ps.full, ps.nup);
+          t.ps.queries, t.ps.delivered, t.ps.failed, t.ps.waits,
+          t.ps.duplicates_delivered, t.ps.sends, t.ps.copies, t.ps.hedges,
+          t.ps.resends, t.ps.probes, t.ps.spoofed, t.ps.malformed, t.ps.full,
+          t.ps.nup);
   fprintf(fp, "  \"timeline\": [\n");
   for (k = 0; k < sim_nsamples(s); ++k) {
     const sim_sample *sm = sim_get_sample(s, k);

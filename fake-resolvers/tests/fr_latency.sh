@@ -5,36 +5,16 @@
 # answers nothing at all.
 . "$(dirname "$0")/lib.sh"
 
-# median FILE [quantile]: the quantile (default 0.5) of dnsperf -v
-# latencies, in ms, and the count, min and max.
-latencies() {
-  python3 - "$1" <<'PY'
-import statistics, sys
-lat = [float(l.split()[-1]) * 1000 for l in open(sys.argv[1])
-       if l.startswith("> NOERROR")]
-if not lat:
-    print("0 0 0 0")
-else:
-    print("%.3f %d %.3f %.3f" % (statistics.median(lat), len(lat), min(lat), max(lat)))
-PY
-}
-
 attempt() {
   local ok=0 i
   for i in $(seq 500); do echo "q$i.lat.example A"; done >"$FR_TMP/queries"
   fr_start f -r name=l60,latency=60ms -r name=j60,latency=60ms,jitter=10ms \
     -r name=dead,dead --answer || return 1
-  set -- $(fr_addr f l60)
-  dnsperf -s "$1" -p "$2" -d "$FR_TMP/queries" -l 3 -Q 100 -v \
-    >"$FR_TMP/perf.l60" 2>&1 &
+  perf_start perf.l60 f l60 -l 3 -Q 100 -v
   local p1=$!
-  set -- $(fr_addr f j60)
-  dnsperf -s "$1" -p "$2" -d "$FR_TMP/queries" -l 3 -Q 100 -v \
-    >"$FR_TMP/perf.j60" 2>&1 &
+  perf_start perf.j60 f j60 -l 3 -Q 100 -v
   local p2=$!
-  set -- $(fr_addr f dead)
-  dnsperf -s "$1" -p "$2" -d "$FR_TMP/queries" -l 2 -Q 50 -t 1 \
-    >"$FR_TMP/perf.dead" 2>&1 &
+  perf_start perf.dead f dead -l 2 -Q 50 -t 1
   local p3=$!
   wait $p1 $p2 $p3
   # TCP to the dead one: connects, no answer.
@@ -44,14 +24,16 @@ attempt() {
     ok=1
   fi
   fr_stop f || return 1
-  set -- $(latencies "$FR_TMP/perf.l60")
+  set -- $(perf_latencies "$FR_TMP/perf.l60")
   check "l60: samples" "$2" 250 320 || ok=1
   check "l60: median ms" "$1" 60 66 || ok=1
   check "l60: min ms (never early)" "$3" 60 100 || ok=1
-  set -- $(latencies "$FR_TMP/perf.j60")
+  set -- $(perf_latencies "$FR_TMP/perf.j60")
   check "j60: median ms" "$1" 58 66 || ok=1
   check "j60: min ms" "$3" 50 60 || ok=1
-  check "j60: max ms" "$4" 60 90 || ok=1
+  # The upper jitter bound is exact in unit.fr_profile (fake clock); here a
+  # busy machine can delay any one datagram, so only gross errors fail.
+  check "j60: max ms" "$4" 60 250 || ok=1
   check "dead: dnsperf completed" "$(perf_field "$FR_TMP/perf.dead" "Queries completed")" 0 0 || ok=1
   check "dead: fakeres answered" "$(fr_count f dead answered)" 0 0 || ok=1
   check "dead: fakeres dead count" "$(fr_count f dead dead)" 90 105 || ok=1

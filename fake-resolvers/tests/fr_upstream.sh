@@ -26,16 +26,11 @@ attempt() {
   a=$(dig +bufsize=1232 +tries=1 +time=2 @"$1" -p "$2" s700.up.example TXT |
     sed -n 's/.*MSG SIZE  rcvd: \([0-9]*\).*/\1/p')
   check "fw: relayed TXT message size" "$a" 740 800 || ok=1
-  dnsperf -s "$1" -p "$2" -d "$FR_TMP/queries" -n 1 -Q 1000 -q 500 -t 1 -v \
-    >"$FR_TMP/perf.fw" 2>&1 &
+  perf_start perf.fw f fw -n 1 -Q 1000 -q 500 -t 1 -v
   local p1=$!
-  set -- $(fr_addr f fwloss)
-  dnsperf -s "$1" -p "$2" -d "$FR_TMP/queries" -n 1 -Q 1000 -q 1000 -t 1 \
-    >"$FR_TMP/perf.fwloss" 2>&1 &
+  perf_start perf.fwloss f fwloss -n 1 -Q 1000 -q 1000 -t 1
   local p2=$!
-  set -- $(fr_addr t to)
-  dnsperf -s "$1" -p "$2" -d "$FR_TMP/queries" -l 1 -Q 20 -t 1 \
-    >"$FR_TMP/perf.to" 2>&1 &
+  perf_start perf.to t to -l 1 -Q 20 -t 1
   local p3=$!
   wait $p1 $p2 $p3
   sleep 0.5 # let the last upstream timeouts fire
@@ -45,10 +40,7 @@ attempt() {
 
   check "fw: dnsperf NOERROR of 2000" "$(perf_field "$FR_TMP/perf.fw" NOERROR)" 1995 2000 || ok=1
   local med
-  med=$(python3 -c '
-import statistics, sys
-lat = [float(l.split()[-1]) * 1000 for l in open(sys.argv[1]) if l.startswith("> NOERROR")]
-print("%.3f" % statistics.median(lat) if lat else 0)' "$FR_TMP/perf.fw")
+  med=$(perf_latencies "$FR_TMP/perf.fw" | cut -d' ' -f1)
   check "fw: median latency ms" "$med" 20 30 || ok=1
   check "fwloss: dnsperf lost of 2000" "$(perf_field "$FR_TMP/perf.fwloss" "Queries lost")" 300 500 || ok=1
   check "fwloss: fakeres lost of 2000" "$(fr_count f fwloss lost)" 300 500 || ok=1

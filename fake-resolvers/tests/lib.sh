@@ -135,6 +135,32 @@ print(m.group(1) if m else 0)
 EOF
 }
 
+# perf_start OUT NAME RESOLVER ARGS...: dnsperf with ARGS in the
+# background against RESOLVER of fakeres NAME over UDP, with the queries in
+# $FR_TMP/queries; stdout and stderr in $FR_TMP/OUT. $! is its pid.
+perf_start() {
+  local out=$1 addr
+  addr=$(fr_addr "$2" "$3")
+  shift 3
+  # shellcheck disable=SC2086 # "ip port" splits on purpose
+  set -- $addr "$@"
+  dnsperf -s "$1" -p "$2" -d "$FR_TMP/queries" "${@:3}" >"$FR_TMP/$out" 2>&1 &
+}
+
+# perf_latencies FILE: "median count min max" of the NOERROR latencies of
+# dnsperf -v output, in ms ("0 0 0 0" when none).
+perf_latencies() {
+  python3 - "$1" <<'EOF'
+import statistics, sys
+lat = [float(l.split()[-1]) * 1000 for l in open(sys.argv[1])
+       if l.startswith("> NOERROR")]
+if not lat:
+    print("0 0 0 0")
+else:
+    print("%.3f %d %.3f %.3f" % (statistics.median(lat), len(lat), min(lat), max(lat)))
+EOF
+}
+
 # check WHAT VALUE LO HI: pass if LO <= VALUE <= HI (numbers, decimals ok).
 check() {
   if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v >= lo && v <= hi) }'; then

@@ -350,18 +350,23 @@ static uint16_t arq_get16(const uint8_t *p) {
 /* Input                                                                */
 /* ------------------------------------------------------------------ */
 
+void tun_arq_rtt_update(rp_duration *psrtt, rp_duration *prttvar,
+                        rp_duration rtt) {
+  if (*psrtt == RP_TSTAMP_UNSET) {
+    *psrtt = rtt;
+    *prttvar = rtt / 2;
+  } else {
+    rp_duration diff = *psrtt > rtt ? *psrtt - rtt : rtt - *psrtt;
+
+    *prttvar = (3 * *prttvar + diff) / 4;
+    *psrtt = (7 * *psrtt + rtt) / 8;
+  }
+}
+
 static void arq_rtt_sample(tun_arq *arq, rp_duration r) {
   rp_duration var4, rto;
 
-  if (arq->srtt == RP_TSTAMP_UNSET) {
-    arq->srtt = r;
-    arq->rttvar = r / 2;
-  } else {
-    rp_duration diff = arq->srtt > r ? arq->srtt - r : r - arq->srtt;
-
-    arq->rttvar = (3 * arq->rttvar + diff) / 4;
-    arq->srtt = (7 * arq->srtt + r) / 8;
-  }
+  tun_arq_rtt_update(&arq->srtt, &arq->rttvar, r);
   var4 = 4 * arq->rttvar;
   if (var4 < ARQ_RTT_GRANULARITY) {
     var4 = ARQ_RTT_GRANULARITY;

@@ -185,4 +185,11 @@ void tun_arq_get_stats(const tun_arq *arq, tun_arq_stats *stats);
 /* tun_arq_memory returns the bytes the arq allocated. */
 size_t tun_arq_memory(const tun_arq *arq);
 
+/* tun_arq_rtt_update folds the round trip |rtt| into the RFC 6298
+   estimator |*psrtt|, |*prttvar| (ns; *psrtt RP_TSTAMP_UNSET: no sample
+   yet, then the first one sets srtt = rtt, rttvar = rtt / 2). The arq
+   times its segments with it; the MasterDNS client its resolvers. */
+void tun_arq_rtt_update(rp_duration *psrtt, rp_duration *prttvar,
+                        rp_duration rtt);
+
 #endif /* TUN_ARQ_H */

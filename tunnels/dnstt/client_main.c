@@ -25,11 +25,11 @@
 #include "tunapp.h"
 #include "tunwire.h"
 #include "tunpool.h"
+#include "tunmain.h"
 
 #include <uv.h>
 
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,10 +235,7 @@ static void client_finish(client_app *app, rp_tstamp now) {
     }
   }
   uv_close((uv_handle_t *)&app->tick, NULL);
-  if (app->pool != NULL && tun_pool_stop(app->pool) != 0) {
-    fprintf(stderr, CLIENT_NAME ": the pool's scores were not saved\n");
-  }
-  app->pool = NULL;
+  tun_main_pool_stop(CLIENT_NAME, &app->pool);
 }
 
 static void client_progress(client_app *app, rp_tstamp now) {
@@ -333,198 +330,119 @@ static void client_pool_ready(tun_pool *tp, int ok, void *user_data) {
   client_app *app = user_data;
   char addr[TUN_APP_ADDR_LEN];
 
-  if (!ok) {
-    fprintf(stderr, CLIENT_NAME ": no pool resolver passed the start-up "
-                                "check (see --pool-check-bytes)\n");
+  if (!tun_main_pool_ready(CLIENT_NAME, tp, ok, &app->resolver, addr,
+                           sizeof(addr))) {
     app->exit_code = 1;
     app->finished = 1;
-    tun_pool_stop(tp);
     app->pool = NULL;
     return;
   }
-  tun_pool_get_address(tp, &app->resolver);
-  tun_app_format_addr((const struct sockaddr *)&app->resolver, addr,
-                      sizeof(addr));
-  fprintf(stderr, CLIENT_NAME ": pool listening on %s\n", addr);
   client_start(app);
+}
+
+/* client_opts holds the options of tun-dnstt-client's own. */
+typedef struct client_opts {
+  uint64_t workers, udp_workers, timeout_ms;
+} client_opts;
+
+/* client_opt takes an option of tun-dnstt-client's own
+   (tun_main_opt_fn). */
+static int client_opt(const char *a, const char *v, int *pbad,
+                      void *user_data) {
+  client_opts *co = user_data;
+
+  if (strcmp(a, "--workers") == 0) {
+    *pbad = tun_app_parse_size(v, &co->workers) || co->workers == 0 ||
+            co->workers > CLIENT_MAX_WORKERS;
+  } else if (strcmp(a, "--udp-workers") == 0) {
+    *pbad = tun_app_parse_size(v, &co->udp_workers) || co->udp_workers == 0 ||
+            co->udp_workers > CLIENT_MAX_WORKERS;
+  } else if (strcmp(a, "--timeout-ms") == 0) {
+    *pbad = tun_app_parse_size(v, &co->timeout_ms) || co->timeout_ms == 0;
+  } else {
+    return 0;
+  }
+  return 1;
 }
 
 int main(int argc, char **argv) {
   static client_app app;
   tun_cli_settings cs;
-  const char *domain = NULL, *in_path = NULL, *out_path = NULL,
-             *pool_config = NULL;
-  const char **resolvers;
-  size_t nresolvers = 0;
-  uint64_t up = 0, down = 0, workers = 0, udp_workers = 0, timeout_ms = 0,
-           check_bytes = CLIENT_CHECK_BYTES;
-  double seconds = 0;
-  int have_down = 0, pool_mode = 0, pool_verbose = 0, i, rv;
+  tun_main_opts o;
+  client_opts co = {0};
+  int rv;
 
-  resolvers = calloc((size_t)argc + 1, sizeof(*resolvers));
-  if (resolvers == NULL) {
-    return 1;
-  }
-  for (i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = 0;
-
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      client_usage();
-      free(resolvers);
-      return 0;
-    }
-    if (strcmp(a, "--measure") == 0) {
-      continue;
-    }
-    if (strcmp(a, "--pool") == 0) {
-      pool_mode = 1;
-      continue;
-    }
-    if (strcmp(a, "--pool-verbose") == 0) {
-      pool_verbose = 1;
-      continue;
-    }
-    if (v == NULL) {
-      fprintf(stderr,
-              CLIENT_NAME
-              ": unknown option or missing value: %s (see --help)\n",
-              a);
-      free(resolvers);
-      return 2;
-    }
-    ++i;
-    if (strcmp(a, "--resolver") == 0 || strcmp(a, "-r") == 0) {
-      resolvers[nresolvers++] = v;
-    } else if (strcmp(a, "--pool-config") == 0) {
-      pool_config = v;
-      pool_mode = 1;
-    } else if (strcmp(a, "--pool-check-bytes") == 0) {
-      bad = tun_app_parse_size(v, &check_bytes) ||
-            check_bytes > RP_DNS_EDNS_UDP_SIZE;
-    } else if (strcmp(a, "--domain") == 0) {
-      domain = v;
-    } else if (strcmp(a, "--in") == 0) {
-      in_path = v;
-    } else if (strcmp(a, "--out") == 0) {
-      out_path = v;
-    } else if (strcmp(a, "--upload-bytes") == 0) {
-      bad = tun_app_parse_size(v, &up);
-    } else if (strcmp(a, "--download-bytes") == 0) {
-      bad = tun_app_parse_size(v, &down);
-      have_down = 1;
-    } else if (strcmp(a, "--seconds") == 0) {
-      seconds = atof(v);
-      bad = seconds <= 0;
-    } else if (strcmp(a, "--workers") == 0) {
-      bad = tun_app_parse_size(v, &workers) || workers == 0 ||
-            workers > CLIENT_MAX_WORKERS;
-    } else if (strcmp(a, "--udp-workers") == 0) {
-      bad = tun_app_parse_size(v, &udp_workers) || udp_workers == 0 ||
-            udp_workers > CLIENT_MAX_WORKERS;
-    } else if (strcmp(a, "--timeout-ms") == 0) {
-      bad = tun_app_parse_size(v, &timeout_ms) || timeout_ms == 0;
-    } else {
-      fprintf(stderr, CLIENT_NAME ": unknown option %s (see --help)\n", a);
-      free(resolvers);
-      return 2;
-    }
-    if (bad) {
-      fprintf(stderr, CLIENT_NAME ": bad value %s for %s\n", v, a);
-      free(resolvers);
-      return 2;
-    }
+  tun_main_opts_init(&o, CLIENT_NAME);
+  o.check_bytes = CLIENT_CHECK_BYTES;
+  rv = tun_main_parse(&o, argc, argv, client_usage, client_opt, &co);
+  if (rv != TUN_MAIN_RUN) {
+    return rv;
   }
   rv = 0;
-  if (domain == NULL || (!pool_mode && nresolvers != 1) ||
-      (pool_mode && nresolvers == 0 && pool_config == NULL)) {
+  if (o.domain == NULL || (!o.pool_mode && o.nresolvers != 1) ||
+      (o.pool_mode && o.nresolvers == 0 && o.pool_config == NULL)) {
     fprintf(stderr, CLIENT_NAME ": --domain and one --resolver (with --pool: "
                                 "--resolver ... or --pool-config) are "
                                 "required\n");
     rv = 2;
-  } else if (!pool_mode &&
-             tun_app_parse_addr(resolvers[0], &app.resolver) != 0) {
-    fprintf(stderr, CLIENT_NAME ": bad --resolver %s\n", resolvers[0]);
+  } else if (!o.pool_mode &&
+             tun_app_parse_addr(o.resolvers[0], &app.resolver) != 0) {
+    fprintf(stderr, CLIENT_NAME ": bad --resolver %s\n", o.resolvers[0]);
     rv = 2;
   }
   tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
-  if (rv == 0 && rp_dns_name_from_text(&cs.domain, domain) != 0) {
-    fprintf(stderr, CLIENT_NAME ": bad --domain %s\n", domain);
+  if (rv == 0 && rp_dns_name_from_text(&cs.domain, o.domain) != 0) {
+    fprintf(stderr, CLIENT_NAME ": bad --domain %s\n", o.domain);
     rv = 2;
   }
   if (rv != 0) {
-    free(resolvers);
+    tun_main_opts_free(&o);
     return rv;
   }
   cs.sid = tun_app_random64();
   rv = tun_cli_new(&app.cli, &cs, NULL);
   if (rv != 0) {
     fprintf(stderr, CLIENT_NAME ": %s\n", rp_strerror(rv));
-    free(resolvers);
+    tun_main_opts_free(&o);
     return 2;
   }
-  if (workers == 0 && (udp_workers != 0 || pool_mode)) {
-    app.nworkers = udp_workers != 0 ? (size_t)udp_workers : CLIENT_POOL_WORKERS;
+  if (co.workers == 0 && (co.udp_workers != 0 || o.pool_mode)) {
+    app.nworkers =
+        co.udp_workers != 0 ? (size_t)co.udp_workers : CLIENT_POOL_WORKERS;
     app.fresh = 0;
   } else {
-    app.nworkers = workers != 0 ? (size_t)workers : CLIENT_DIRECT_WORKERS;
+    app.nworkers = co.workers != 0 ? (size_t)co.workers : CLIENT_DIRECT_WORKERS;
     app.fresh = 1;
   }
-  app.timeout =
-      (timeout_ms != 0 ? timeout_ms : CLIENT_TIMEOUT_MS) * RP_MILLISECONDS;
-  tun_app_xfer_init(&app.xfer, seconds > 0 && !have_down ? UINT64_MAX : down,
-                    up, seconds);
-  if (tun_app_xfer_open_files(&app.xfer, in_path, out_path) != 0) {
-    fprintf(stderr, CLIENT_NAME ": cannot open --in or --out\n");
+  app.timeout = (co.timeout_ms != 0 ? co.timeout_ms : CLIENT_TIMEOUT_MS) *
+                RP_MILLISECONDS;
+  if (tun_main_xfer_open(&o, &app.xfer) != 0) {
     tun_cli_del(app.cli);
-    free(resolvers);
+    tun_main_opts_free(&o);
     return 2;
   }
   app.workers = calloc(app.nworkers, sizeof(worker));
   if (app.workers == NULL) {
     tun_app_xfer_close_files(&app.xfer);
     tun_cli_del(app.cli);
-    free(resolvers);
+    tun_main_opts_free(&o);
     return 1;
   }
   app.loop = uv_default_loop();
-  if (pool_mode) {
-    tun_pool_options po = {.kind = RP_KIND_DNSTT,
-                           .config_file = pool_config,
-                           .resolvers = resolvers,
-                           .nresolvers = nresolvers,
-                           .domain = &cs.domain,
-                           .check_bytes = (uint16_t)check_bytes,
-                           .log_level =
-                               pool_verbose ? RP_LOG_INFO : RP_LOG_WARN,
-                           .ready = client_pool_ready,
-                           .user_data = &app};
-    char err[RP_CONFIG_ERRLEN];
-
-    /* The pool may write to TCP upstreams: a closed one must not kill
-       the process (respool_net.h). */
-    signal(SIGPIPE, SIG_IGN);
-    rv = tun_pool_start(&app.pool, app.loop, &po, err, sizeof(err));
-    if (rv != 0) {
-      fprintf(stderr, CLIENT_NAME ": pool: %s\n",
-              err[0] != '\0' ? err : rp_strerror(rv));
-      app.exit_code =
-          rv == RP_ERR_CONFIG || rv == RP_ERR_INVALID_ARGUMENT ? 2 : 1;
-    }
+  if (o.pool_mode) {
+    app.exit_code =
+        tun_main_pool_start(&o, RP_KIND_DNSTT, &cs.domain, o.check_bytes,
+                            app.loop, client_pool_ready, &app, &app.pool);
   } else {
     client_start(&app);
   }
-  free(resolvers);
+  tun_main_opts_free(&o);
   uv_run(app.loop, UV_RUN_DEFAULT);
   uv_loop_close(app.loop);
   if (app.exit_code != 0) {
     rv = app.exit_code;
   } else {
-    rv = app.xfer.down_ok && app.xfer.bytes_down >= (have_down ? down : 0) &&
-                 app.xfer.up_done != RP_TSTAMP_UNSET
-             ? 0
-             : 1;
+    rv = tun_main_xfer_ok(&o, &app.xfer) ? 0 : 1;
   }
   tun_app_xfer_close_files(&app.xfer);
   tun_cli_del(app.cli);

@@ -27,16 +27,17 @@
  * balancer has nothing to choose and the client sends no copies of its
  * own (duplication 1): the pool's duplicate setting applies.
  */
+#include "arq.h"
 #include "tuncli.h"
 #include "tunapp.h"
 #include "tunwire.h"
 #include "balancer.h"
 #include "tunpool.h"
+#include "tunmain.h"
 
 #include <uv.h>
 
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,18 +219,6 @@ static rp_duration md_res_timeout(const md_res *r) {
     t = MD_TIMEOUT_MIN;
   }
   return t > MD_TIMEOUT_MAX ? MD_TIMEOUT_MAX : t;
-}
-
-static void md_res_sample(md_res *r, rp_duration rtt) {
-  if (r->srtt == RP_TSTAMP_UNSET) {
-    r->srtt = rtt;
-    r->rttvar = rtt / 2;
-  } else {
-    rp_duration d = r->srtt > rtt ? r->srtt - rtt : rtt - r->srtt;
-
-    r->rttvar = (3 * r->rttvar + d) / 4;
-    r->srtt = (7 * r->srtt + rtt) / 8;
-  }
 }
 
 static uint16_t md_rand16(void) { return (uint16_t)tun_app_random64(); }
@@ -535,7 +524,7 @@ static void md_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
       rp_duration rtt = now - s->sent_at;
 
       if (ok) {
-        md_res_sample(r, rtt);
+        tun_arq_rtt_update(&r->srtt, &r->rttvar, rtt);
       }
       tun_bal_on_answer(&app->bal, r->idx, rtt, ok, now);
       md_progress(app, now);
@@ -636,10 +625,7 @@ static void md_finish(md_app *app, rp_tstamp now) {
     uv_close((uv_handle_t *)&app->res[i].sock, NULL);
   }
   uv_close((uv_handle_t *)&app->tick, NULL);
-  if (app->pool != NULL && tun_pool_stop(app->pool) != 0) {
-    fprintf(stderr, CLIENT_NAME ": the pool's scores were not saved\n");
-  }
-  app->pool = NULL;
+  tun_main_pool_stop(CLIENT_NAME, &app->pool);
 }
 
 /* md_begin opens one socket per resolver, starts the MTU test and the
@@ -688,19 +674,13 @@ static void md_pool_ready(tun_pool *tp, int ok, void *user_data) {
   md_app *app = user_data;
   md_res *r = &app->res[0];
 
-  if (!ok) {
-    fprintf(stderr, CLIENT_NAME ": no pool resolver passed the start-up "
-                                "check (see --pool-check-bytes)\n");
+  if (!tun_main_pool_ready(CLIENT_NAME, tp, ok, &r->addr, r->name,
+                           sizeof(r->name))) {
     app->exit_code = 1;
     app->finished = 1;
-    tun_pool_stop(tp);
     app->pool = NULL;
     return;
   }
-  tun_pool_get_address(tp, &r->addr);
-  tun_app_format_addr((const struct sockaddr *)&r->addr, r->name,
-                      sizeof(r->name));
-  fprintf(stderr, CLIENT_NAME ": pool listening on %s\n", r->name);
   app->nres = 1;
   tun_bal_init(&app->bal, app->nres, TUN_BAL_ROUNDROBIN);
   if (md_begin(app) != 0) {
@@ -711,192 +691,113 @@ static void md_pool_ready(tun_pool *tp, int ok, void *user_data) {
   }
 }
 
-/* md_start_pool starts the in-process pool. Returns 0 or an exit code. */
-static int md_start_pool(md_app *app, const char *const *resolvers,
-                         size_t nresolvers, const char *config,
-                         uint64_t check_bytes, int verbose) {
-  tun_pool_options po = {.kind = RP_KIND_MASTERDNS,
-                         .config_file = config,
-                         .resolvers = resolvers,
-                         .nresolvers = nresolvers,
-                         .domain = &app->domain,
-                         .check_bytes = (uint16_t)check_bytes,
-                         .log_level = verbose ? RP_LOG_INFO : RP_LOG_WARN,
-                         .ready = md_pool_ready,
-                         .user_data = app};
-  char err[RP_CONFIG_ERRLEN];
-  int rv;
+/* md_opts holds the options of tun-md-client's own. */
+typedef struct md_opts {
+  const char *balance;
+  tun_bal_strategy strategy;
+  uint64_t dup, inflight, ceiling;
+} md_opts;
 
-  /* The pool may write to TCP upstreams: a closed one must not kill the
-     process (respool_net.h). */
-  signal(SIGPIPE, SIG_IGN);
-  rv = tun_pool_start(&app->pool, app->loop, &po, err, sizeof(err));
-  if (rv == 0) {
+/* md_opt takes an option of tun-md-client's own (tun_main_opt_fn). */
+static int md_opt(const char *a, const char *v, int *pbad, void *user_data) {
+  md_opts *mo = user_data;
+
+  if (strcmp(a, "--balance") == 0) {
+    mo->balance = v;
+    if (strcmp(v, "rr") == 0 || strcmp(v, "roundrobin") == 0) {
+      mo->strategy = TUN_BAL_ROUNDROBIN;
+    } else if (strcmp(v, "loss") == 0 || strcmp(v, "least_loss") == 0) {
+      mo->strategy = TUN_BAL_LEAST_LOSS;
+    } else if (strcmp(v, "latency") == 0 || strcmp(v, "lowest_latency") == 0) {
+      mo->strategy = TUN_BAL_LOWEST_LATENCY;
+    } else {
+      *pbad = 1;
+    }
+  } else if (strcmp(a, "--duplication") == 0) {
+    *pbad =
+        tun_app_parse_size(v, &mo->dup) || mo->dup == 0 || mo->dup > MD_MAX_DUP;
+  } else if (strcmp(a, "--inflight") == 0) {
+    *pbad = tun_app_parse_size(v, &mo->inflight) || mo->inflight == 0 ||
+            mo->inflight > MD_MAX_INFLIGHT;
+  } else if (strcmp(a, "--mtu-ceiling") == 0) {
+    *pbad = tun_app_parse_size(v, &mo->ceiling) || mo->ceiling < MD_MTU_FLOOR ||
+            mo->ceiling > RP_DNS_EDNS_UDP_SIZE;
+  } else {
     return 0;
   }
-  fprintf(stderr, CLIENT_NAME ": pool: %s\n",
-          err[0] != '\0' ? err : rp_strerror(rv));
-  return rv == RP_ERR_CONFIG || rv == RP_ERR_INVALID_ARGUMENT ? 2 : 1;
+  return 1;
 }
 
 int main(int argc, char **argv) {
   static md_app app;
-  const char *domain = NULL, *balance = "rr", *in_path = NULL, *out_path = NULL,
-             *pool_config = NULL;
-  const char **resolvers;
-  size_t nresolvers = 0, k;
-  uint64_t up = 0, down = 0, dup = MD_DEFAULT_DUP,
-           inflight = MD_DEFAULT_INFLIGHT, ceiling = MD_MTU_CEILING,
-           check_bytes = 0;
-  tun_bal_strategy strategy = TUN_BAL_ROUNDROBIN;
-  double seconds = 0;
-  int have_down = 0, pool_mode = 0, pool_verbose = 0, have_check = 0, i, rv = 0;
+  tun_main_opts o;
+  md_opts mo = {.balance = "rr",
+                .strategy = TUN_BAL_ROUNDROBIN,
+                .dup = MD_DEFAULT_DUP,
+                .inflight = MD_DEFAULT_INFLIGHT,
+                .ceiling = MD_MTU_CEILING};
+  size_t k;
+  int rv;
 
-  resolvers = calloc((size_t)argc + 1, sizeof(*resolvers));
-  if (resolvers == NULL) {
-    return 1;
+  tun_main_opts_init(&o, CLIENT_NAME);
+  rv = tun_main_parse(&o, argc, argv, md_usage, md_opt, &mo);
+  if (rv != TUN_MAIN_RUN) {
+    return rv;
   }
-  for (i = 1; i < argc && rv == 0; ++i) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = 0;
-
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      md_usage();
-      free(resolvers);
-      return 0;
-    }
-    if (strcmp(a, "--measure") == 0) {
-      continue;
-    }
-    if (strcmp(a, "--pool") == 0) {
-      pool_mode = 1;
-      continue;
-    }
-    if (strcmp(a, "--pool-verbose") == 0) {
-      pool_verbose = 1;
-      continue;
-    }
-    if (v == NULL) {
-      fprintf(stderr,
-              CLIENT_NAME
-              ": unknown option or missing value: %s (see --help)\n",
-              a);
-      rv = 2;
-      break;
-    }
-    ++i;
-    if (strcmp(a, "--resolver") == 0 || strcmp(a, "-r") == 0) {
-      resolvers[nresolvers++] = v;
-    } else if (strcmp(a, "--pool-config") == 0) {
-      pool_config = v;
-      pool_mode = 1;
-    } else if (strcmp(a, "--pool-check-bytes") == 0) {
-      bad = tun_app_parse_size(v, &check_bytes) ||
-            check_bytes > RP_DNS_EDNS_UDP_SIZE;
-      have_check = 1;
-    } else if (strcmp(a, "--domain") == 0) {
-      domain = v;
-    } else if (strcmp(a, "--in") == 0) {
-      in_path = v;
-    } else if (strcmp(a, "--out") == 0) {
-      out_path = v;
-    } else if (strcmp(a, "--upload-bytes") == 0) {
-      bad = tun_app_parse_size(v, &up);
-    } else if (strcmp(a, "--download-bytes") == 0) {
-      bad = tun_app_parse_size(v, &down);
-      have_down = 1;
-    } else if (strcmp(a, "--seconds") == 0) {
-      seconds = atof(v);
-      bad = seconds <= 0;
-    } else if (strcmp(a, "--balance") == 0) {
-      balance = v;
-      if (strcmp(v, "rr") == 0 || strcmp(v, "roundrobin") == 0) {
-        strategy = TUN_BAL_ROUNDROBIN;
-      } else if (strcmp(v, "loss") == 0 || strcmp(v, "least_loss") == 0) {
-        strategy = TUN_BAL_LEAST_LOSS;
-      } else if (strcmp(v, "latency") == 0 ||
-                 strcmp(v, "lowest_latency") == 0) {
-        strategy = TUN_BAL_LOWEST_LATENCY;
-      } else {
-        bad = 1;
-      }
-    } else if (strcmp(a, "--duplication") == 0) {
-      bad = tun_app_parse_size(v, &dup) || dup == 0 || dup > MD_MAX_DUP;
-    } else if (strcmp(a, "--inflight") == 0) {
-      bad = tun_app_parse_size(v, &inflight) || inflight == 0 ||
-            inflight > MD_MAX_INFLIGHT;
-    } else if (strcmp(a, "--mtu-ceiling") == 0) {
-      bad = tun_app_parse_size(v, &ceiling) || ceiling < MD_MTU_FLOOR ||
-            ceiling > RP_DNS_EDNS_UDP_SIZE;
-    } else {
-      fprintf(stderr, CLIENT_NAME ": unknown option %s (see --help)\n", a);
-      rv = 2;
-    }
-    if (bad) {
-      fprintf(stderr, CLIENT_NAME ": bad value %s for %s\n", v, a);
-      rv = 2;
-    }
-  }
-  if (rv == 0 && (domain == NULL || (nresolvers == 0 && pool_config == NULL) ||
-                  (!pool_mode && nresolvers == 0))) {
+  rv = 0;
+  if (o.domain == NULL || (o.nresolvers == 0 && o.pool_config == NULL) ||
+      (!o.pool_mode && o.nresolvers == 0)) {
     fprintf(stderr, CLIENT_NAME ": --resolver (or --pool-config) and "
                                 "--domain are required\n");
     rv = 2;
   }
-  if (rv == 0 && !pool_mode && nresolvers > MD_MAX_RESOLVERS) {
+  if (rv == 0 && !o.pool_mode && o.nresolvers > MD_MAX_RESOLVERS) {
     fprintf(stderr, CLIENT_NAME ": at most %d resolvers\n", MD_MAX_RESOLVERS);
     rv = 2;
   }
-  for (k = 0; rv == 0 && !pool_mode && k < nresolvers; ++k) {
-    if (tun_app_parse_addr(resolvers[k], &app.res[k].addr) != 0) {
+  for (k = 0; rv == 0 && !o.pool_mode && k < o.nresolvers; ++k) {
+    if (tun_app_parse_addr(o.resolvers[k], &app.res[k].addr) != 0) {
       fprintf(stderr, CLIENT_NAME ": bad value %s for --resolver\n",
-              resolvers[k]);
+              o.resolvers[k]);
       rv = 2;
     }
-    snprintf(app.res[k].name, sizeof(app.res[k].name), "%s", resolvers[k]);
+    snprintf(app.res[k].name, sizeof(app.res[k].name), "%s", o.resolvers[k]);
     app.nres = k + 1;
   }
-  if (rv == 0 && rp_dns_name_from_text(&app.domain, domain) != 0) {
-    fprintf(stderr, CLIENT_NAME ": bad --domain %s\n", domain);
+  if (rv == 0 && rp_dns_name_from_text(&app.domain, o.domain) != 0) {
+    fprintf(stderr, CLIENT_NAME ": bad --domain %s\n", o.domain);
     rv = 2;
   }
   if (rv != 0) {
-    free(resolvers);
+    tun_main_opts_free(&o);
     return rv;
   }
-  tun_bal_init(&app.bal, app.nres, strategy);
-  app.balance_name = pool_mode ? "pool" : balance;
+  tun_bal_init(&app.bal, app.nres, mo.strategy);
+  app.balance_name = o.pool_mode ? "pool" : mo.balance;
   /* Through the pool there are no copies of the client's own. */
-  app.dup = pool_mode ? 1 : (size_t)dup;
-  app.nslots = (size_t)inflight;
-  app.mtu_ceiling = (uint16_t)ceiling;
-  tun_app_xfer_init(&app.xfer, seconds > 0 && !have_down ? UINT64_MAX : down,
-                    up, seconds);
-  if (tun_app_xfer_open_files(&app.xfer, in_path, out_path) != 0) {
-    fprintf(stderr, CLIENT_NAME ": cannot open --in or --out\n");
-    free(resolvers);
+  app.dup = o.pool_mode ? 1 : (size_t)mo.dup;
+  app.nslots = (size_t)mo.inflight;
+  app.mtu_ceiling = (uint16_t)mo.ceiling;
+  if (tun_main_xfer_open(&o, &app.xfer) != 0) {
+    tun_main_opts_free(&o);
     return 2;
   }
   app.loop = uv_default_loop();
-  if (pool_mode) {
+  if (o.pool_mode) {
     app.exit_code =
-        md_start_pool(&app, resolvers, nresolvers, pool_config,
-                      have_check ? check_bytes : ceiling, pool_verbose);
+        tun_main_pool_start(&o, RP_KIND_MASTERDNS, &app.domain,
+                            o.have_check ? o.check_bytes : mo.ceiling, app.loop,
+                            md_pool_ready, &app, &app.pool);
   } else {
     app.exit_code = md_begin(&app);
   }
-  free(resolvers);
+  tun_main_opts_free(&o);
   uv_run(app.loop, UV_RUN_DEFAULT);
   uv_loop_close(app.loop);
   if (app.exit_code != 0) {
     rv = app.exit_code;
   } else {
-    rv = !app.failed && app.xfer.down_ok &&
-                 app.xfer.bytes_down >= (have_down ? down : 0) &&
-                 app.xfer.up_done != RP_TSTAMP_UNSET
-             ? 0
-             : 1;
+    rv = !app.failed && tun_main_xfer_ok(&o, &app.xfer) ? 0 : 1;
   }
   tun_app_xfer_close_files(&app.xfer);
   tun_cli_del(app.cli);

@@ -41,54 +41,19 @@ done
 [ $# -gt 0 ] && shift
 specs=("$@")
 
-build=${RP_BUILD_DIR:?RP_BUILD_DIR is not set}
+# shellcheck source-path=SCRIPTDIR source=lib_tunnel.sh
+. "$(dirname "$0")/lib_tunnel.sh"
 limit=${TUN_TIME_LIMIT:-100}
-domain=t.example
-case $kind in
-  dnstt) server=$build/tunnels/tun-dnstt-server client=$build/tunnels/tun-dnstt-client ;;
-  md) server=$build/tunnels/tun-md-server client=$build/tunnels/tun-md-client ;;
-  *) echo "unknown kind $kind" >&2; exit 2 ;;
-esac
-fakeres=$build/fake-resolvers/fakeres
+domain=$tun_domain
+tun_init "$kind"
 
-work=$(mktemp -d)
-srv_pid="" fr_pid=""
-cleanup() {
-  [ -n "$fr_pid" ] && kill -TERM "$fr_pid" 2>/dev/null && wait "$fr_pid" 2>/dev/null
-  [ -n "$srv_pid" ] && kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# wait_line FILE: waits up to 5 s for a first line in FILE.
-wait_line() {
-  local i
-  for i in $(seq 1 100); do
-    [ -s "$1" ] && head -1 "$1" | grep -q '}' && return 0
-    sleep 0.05
-  done
-  echo "no output in $1" >&2
-  return 1
-}
-
-"$server" --listen 127.0.0.1:0 --domain $domain --serve-bytes "$down" \
-  --sink "$work/sink" >"$work/server.out" 2>"$work/server.err" &
-srv_pid=$!
-wait_line "$work/server.out" || exit 1
-srv_addr=$(head -1 "$work/server.out" | jq -r .listen)
-
+tun_start_server --serve-bytes "$down" --sink "$work/sink" || exit 1
 fr_args=()
 for s in "${specs[@]}"; do
   fr_args+=(-r "$s")
 done
-"$fakeres" "${fr_args[@]}" --seed 1 --upstream "$srv_addr" \
-  >"$work/fakeres.out" 2>"$work/fakeres.err" &
-fr_pid=$!
-wait_line "$work/fakeres.out" || exit 1
-res_args=()
-for a in $(head -1 "$work/fakeres.out" | jq -r '.resolvers[].udp'); do
-  res_args+=(--resolver "$a")
-done
+tun_start_fakeres "${fr_args[@]}" --seed 1 || exit 1
+tun_resolver_args
 
 start=$(date +%s.%N)
 timeout "$limit" "$client" "${res_args[@]}" --domain $domain \
