@@ -5,18 +5,29 @@
  * - Time: every libuv callback reads uv_hrtime() once and passes that
  *   value to every core call it makes.
  * - One uv_timer_t per pool follows rp_pool_get_expiry; it is re-armed
- *   after each batch of core calls only when the expiry changed. libuv
- *   timers count whole milliseconds from the loop's cached time, so the
- *   delay is rounded up and the loop time refreshed before arming.
+ *   after each batch of core calls only when the expiry became earlier.
+ *   libuv timers count whole milliseconds from the loop's cached time
+ *   (uv_now, on the same monotonic clock as uv_hrtime), so the expiry is
+ *   rounded up to a millisecond and the delay counted from uv_now.
  * - Re-entrancy: the core calls send_query and deliver while it runs. A
  *   send that fails inside send_query must not call back into the core,
  *   so the failure is queued (errq) and reported once the outer core call
  *   has returned.
- * - Hot path without allocation: datagrams are read into one shared
- *   buffer, handed to the core (which copies what it keeps) and answered
- *   with uv_udp_try_send; only when the kernel pushes back is a
- *   preallocated send slot used. TCP clients and upstream connections
- *   allocate their buffers when they open, not per message.
+ * - Hot path without allocation: datagrams are read with recvmmsg into
+ *   one shared buffer (the clock is read once per batch), handed to the
+ *   core (which copies what it keeps), and what the core sends is copied
+ *   into a preallocated send queue. A uv_check (right after the loop's
+ *   I/O callbacks) and a uv_prepare (right before it waits) send the
+ *   queue with one sendmmsg per socket, so a busy loop makes a few
+ *   system calls per batch, not one per datagram, and wakes each peer
+ *   once per batch. Only when the kernel pushes back is a preallocated
+ *   send slot used. Start-up checks are sent at once. TCP clients and
+ *   upstream connections allocate their buffers when they open, not per
+ *   message. Random bytes for the core are drawn RP_NET_RAND_LEN at a
+ *   time.
+ * - The timer is re-armed lazily: a later expiry leaves it armed at the
+ *   earlier one (it then fires, finds nothing due and is re-armed), so
+ *   the usual case, the oldest query answered, costs no timer update.
  * - UDP clients are identified by their address, stored in
  *   rp_client.opaque together with the UDP size the client accepts; an
  *   answer larger than that is sent truncated (TC) so the client retries
@@ -29,6 +40,8 @@
  *   resolvers work; every 15 s, when fewer work, the next candidates are
  *   checked (wrapping round to the failed ones).
  */
+/* sendmmsg(2) and struct mmsghdr are GNU extensions. */
+#define _GNU_SOURCE
 #include "net_internal.h"
 #include "disc.h"
 
@@ -60,6 +73,10 @@
    section counts follow it, two bytes each. */
 #define NET_QDCOUNT_OFF 4
 #define NET_COUNTS_LEN 8
+/* NET_ARCOUNT_OFF is the offset of the header's ARCOUNT. */
+#define NET_ARCOUNT_OFF 10
+/* NET_TTL_LEN is the length of a record's TTL. */
+#define NET_TTL_LEN 4
 /* NET_QTYPE_QCLASS_LEN is the length of a question's type and class. */
 #define NET_QTYPE_QCLASS_LEN 4
 
@@ -147,19 +164,13 @@ static void net_slot_done(uv_udp_send_t *req, int status) {
   np->free_slots = slot;
 }
 
-int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
-                    size_t len, const struct sockaddr *addr) {
-  uv_buf_t b = uv_buf_init((char *)(uintptr_t)data, (unsigned int)len);
-  rp_net_send_slot *slot;
-  int rv = uv_udp_try_send(udp, &b, 1, addr);
-  if (rv >= 0) {
-    return 0;
-  }
-  if (rv != UV_EAGAIN) {
-    ++np->counters.send_failures;
-    return rp_net_err_from_uv(rv);
-  }
-  slot = np->free_slots;
+/* net_slot_send sends |len| bytes with libuv's queue, from a send slot
+   (the kernel pushed back). Returns 0 or an RP_ERR_* (counted). */
+static int net_slot_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
+                         size_t len, const struct sockaddr *addr) {
+  rp_net_send_slot *slot = np->free_slots;
+  uv_buf_t b;
+  int rv;
   if (!slot || len > RP_NET_SEND_SLOT_LEN) {
     ++np->counters.send_failures;
     return RP_ERR_FULL;
@@ -175,6 +186,172 @@ int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
   return 0;
 }
 
+int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
+                    size_t len, const struct sockaddr *addr) {
+  uv_buf_t b = uv_buf_init((char *)(uintptr_t)data, (unsigned int)len);
+  int rv = uv_udp_try_send(udp, &b, 1, addr);
+  if (rv >= 0) {
+    return 0;
+  }
+  if (rv != UV_EAGAIN) {
+    ++np->counters.send_failures;
+    return rp_net_err_from_uv(rv);
+  }
+  return net_slot_send(np, udp, data, len, addr);
+}
+
+/* net_tx_failed reports a datagram of |tx| that could not be sent. */
+static void net_tx_failed(rp_net_pool *np, rp_net_txsock *tx,
+                          uint16_t upstream_id) {
+  /* Only upstreams in the core queue datagrams (checks are sent at
+     once); np->in_core is set, so the failure waits in errq. */
+  if (tx->up && tx->up->check == RP_NET_CHECK_PASSED) {
+    rp_net_upstream_on_error(tx->up, upstream_id, RP_OUTCOME_SEND_FAILED,
+                             np->now);
+  }
+}
+
+int rp_net_udp_queue(rp_net_pool *np, rp_net_txsock *tx, const uint8_t *data,
+                     size_t len, const struct sockaddr *addr,
+                     uint16_t upstream_id) {
+  rp_net_txmsg *m;
+  int32_t i;
+  if (len > RP_NET_TX_DIRECT_LEN || np->stopping) {
+    int rv = rp_net_udp_send(np, tx->udp, data, len, addr);
+    if (rv != 0 && tx->up) {
+      rp_net_upstream_on_error(tx->up, upstream_id, RP_OUTCOME_SEND_FAILED,
+                               np->now);
+    }
+    return rv;
+  }
+  if (np->ntx == RP_NET_TX_MSGS || RP_NET_TX_BYTES - np->txbuf_used < len) {
+    rp_net_tx_flush(np);
+  }
+  i = (int32_t)np->ntx++;
+  m = &np->txmsgs[i];
+  memcpy(np->txbuf + np->txbuf_used, data, len);
+  *m = (rp_net_txmsg){.off = (uint32_t)np->txbuf_used,
+                      .len = (uint32_t)len,
+                      .upstream_id = upstream_id,
+                      .next = -1};
+  np->txbuf_used += len;
+  if (addr) {
+    m->addrlen = addr->sa_family == AF_INET6
+                     ? (socklen_t)sizeof(struct sockaddr_in6)
+                     : (socklen_t)sizeof(struct sockaddr_in);
+    memcpy(&m->addr, addr, m->addrlen);
+  }
+  if (tx->tail < 0) {
+    tx->head = i;
+    np->txdirty[np->ntxdirty++] = tx;
+  } else {
+    np->txmsgs[tx->tail].next = i;
+  }
+  tx->tail = i;
+  return 0;
+}
+
+/* net_tx_flush_sock sends the datagrams queued for |tx|. */
+static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
+  struct mmsghdr *h = np->txhdrs;
+  size_t n = 0, i = 0;
+  int32_t k;
+  int fd = -1;
+  for (k = tx->head; k >= 0; k = np->txmsgs[k].next) {
+    rp_net_txmsg *m = &np->txmsgs[k];
+    np->txiov[n] =
+        (struct iovec){.iov_base = np->txbuf + m->off, .iov_len = m->len};
+    h[n] =
+        (struct mmsghdr){.msg_hdr = {.msg_name = m->addrlen ? &m->addr : NULL,
+                                     .msg_namelen = m->addrlen,
+                                     .msg_iov = &np->txiov[n],
+                                     .msg_iovlen = 1}};
+    np->txorder[n++] = k;
+  }
+  tx->head = tx->tail = -1;
+  if (uv_is_closing((uv_handle_t *)tx->udp) ||
+      uv_fileno((const uv_handle_t *)tx->udp, &fd) != 0) {
+    np->counters.send_failures += n;
+    for (i = 0; i < n; ++i) {
+      net_tx_failed(np, tx, np->txmsgs[np->txorder[i]].upstream_id);
+    }
+    return;
+  }
+  while (i < n) {
+    int rv = sendmmsg(fd, h + i, (unsigned int)(n - i), 0);
+    if (rv > 0) {
+      i += (size_t)rv;
+      continue;
+    }
+    if (rv < 0 && errno == EINTR) {
+      continue;
+    }
+    if (rv < 0 &&
+        (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+      /* The socket buffer is full: libuv sends the rest when it can. */
+      for (; i < n; ++i) {
+        rp_net_txmsg *m = &np->txmsgs[np->txorder[i]];
+        if (net_slot_send(np, tx->udp, np->txbuf + m->off, m->len,
+                          m->addrlen ? (const struct sockaddr *)&m->addr
+                                     : NULL) != 0) {
+          net_tx_failed(np, tx, m->upstream_id);
+        }
+      }
+      break;
+    }
+    /* Datagram i failed (e.g. ECONNREFUSED after ICMP port unreachable
+       on a connected socket): count it and go on with the next. */
+    ++np->counters.send_failures;
+    net_tx_failed(np, tx, np->txmsgs[np->txorder[i]].upstream_id);
+    ++i;
+  }
+}
+
+static void net_flush(rp_net_pool *np, rp_tstamp now);
+
+void rp_net_tx_flush(rp_net_pool *np) {
+  size_t d;
+  if (np->ntx == 0) {
+    return;
+  }
+  /* Failures go to errq: nothing is called back while the queue is
+     walked. */
+  ++np->in_core;
+  for (d = 0; d < np->ntxdirty; ++d) {
+    net_tx_flush_sock(np, np->txdirty[d]);
+  }
+  --np->in_core;
+  np->ntx = 0;
+  np->txbuf_used = 0;
+  np->ntxdirty = 0;
+  if (!np->in_core && np->errq_len > 0) {
+    net_flush(np, rp_net_now());
+  }
+}
+
+rp_tstamp rp_net_rx_now(rp_net_pool *np, unsigned flags) {
+  if (!(flags & UV_UDP_MMSG_CHUNK)) {
+    return rp_net_now();
+  }
+  if (np->rx_now == RP_TSTAMP_UNSET) {
+    np->rx_now = rp_net_now();
+  }
+  return np->rx_now;
+}
+
+/* net_tx_run sends the queue until it stays empty (reporting a failure
+   may make the core send elsewhere). */
+static void net_tx_run(rp_net_pool *np) {
+  np->rx_now = RP_TSTAMP_UNSET;
+  while (np->ntx > 0 && !np->in_core) {
+    rp_net_tx_flush(np);
+  }
+}
+
+static void net_prepare_cb(uv_prepare_t *h) { net_tx_run(h->data); }
+
+static void net_check_cb(uv_check_t *h) { net_tx_run(h->data); }
+
 /* ------------------------------------------------------------------ */
 /* Core glue                                                            */
 /* ------------------------------------------------------------------ */
@@ -182,25 +359,26 @@ int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
 static void net_timer_cb(uv_timer_t *t);
 
 static void net_rearm(rp_net_pool *np) {
-  rp_tstamp exp, now;
-  uint64_t delay_ms;
+  rp_tstamp exp;
+  uint64_t due_ms, loop_ms;
   if (np->stopping) {
     return;
   }
   exp = rp_pool_get_expiry(np->core);
-  if (exp == np->armed) {
+  /* Armed at or before |exp| (or nothing due): leave it; when it fires
+     early the callback re-arms. */
+  if (np->armed != RP_TSTAMP_UNSET &&
+      (exp == RP_TSTAMP_UNSET || exp >= np->armed)) {
+    return;
+  }
+  if (exp == RP_TSTAMP_UNSET) {
     return;
   }
   np->armed = exp;
-  if (exp == RP_TSTAMP_UNSET) {
-    uv_timer_stop(&np->timer);
-    return;
-  }
-  now = rp_net_now();
-  delay_ms =
-      exp <= now ? 0 : (exp - now + RP_MILLISECONDS - 1) / RP_MILLISECONDS;
-  uv_update_time(np->loop);
-  uv_timer_start(&np->timer, net_timer_cb, delay_ms, 0);
+  due_ms = exp / RP_MILLISECONDS + (exp % RP_MILLISECONDS != 0);
+  loop_ms = uv_now(np->loop);
+  uv_timer_start(&np->timer, net_timer_cb,
+                 due_ms > loop_ms ? due_ms - loop_ms : 0, 0);
 }
 
 static void net_core_result(rp_net_pool *np, int rv, const char *what) {
@@ -324,15 +502,15 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
     if (tlen == 0) {
       return 0;
     }
-    rp_net_udp_send(np, &np->lis_udp, tc, tlen, sa);
+    rp_net_udp_queue(np, &np->lis_tx, tc, tlen, sa, 0);
     return 0;
   }
-  rp_net_udp_send(np, &np->lis_udp, data, len, sa);
+  rp_net_udp_queue(np, &np->lis_tx, data, len, sa, 0);
   return 0;
 }
 
-static void net_cb_rand(uint8_t *dest, size_t len, void *user_data) {
-  (void)user_data;
+/* net_rand_fill fills |dest| from RAND_bytes. */
+static void net_rand_fill(uint8_t *dest, size_t len) {
   if (RAND_bytes(dest, (int)len) != 1) {
     /* RAND_bytes fails only when the CSPRNG cannot be seeded; fall back
        to libc rather than leave the buffer unset. */
@@ -341,6 +519,24 @@ static void net_cb_rand(uint8_t *dest, size_t len, void *user_data) {
       dest[i] = (uint8_t)rand();
     }
   }
+}
+
+/* net_cb_rand hands out bytes of np->rand_buf, refilled when used up
+   (|user_data| NULL: straight from RAND_bytes). */
+static void net_cb_rand(uint8_t *dest, size_t len, void *user_data) {
+  rp_net_pool *np = user_data;
+  if (!np || len > RP_NET_RAND_LEN) {
+    net_rand_fill(dest, len);
+    return;
+  }
+  if (RP_NET_RAND_LEN - np->rand_pos < len) {
+    net_rand_fill(np->rand_buf, RP_NET_RAND_LEN);
+    np->rand_pos = 0;
+  }
+  memcpy(dest, np->rand_buf + np->rand_pos, len);
+  /* Each byte is handed out once. */
+  memset(np->rand_buf + np->rand_pos, 0, len);
+  np->rand_pos += len;
 }
 
 static void net_cb_log(rp_log_level level, uint32_t category, const char *line,
@@ -356,15 +552,46 @@ static void net_cb_log(rp_log_level level, uint32_t category, const char *line,
 /* Listener                                                             */
 /* ------------------------------------------------------------------ */
 
-/* net_client_udpsize returns the UDP size a client query accepts. */
-static uint16_t net_client_udpsize(rp_net_pool *np, const uint8_t *q,
-                                   size_t len) {
-  rp_dns_msg *msg = &np->scratch_msg;
-  if (rp_dns_parse(msg, q, len) != 0 || !msg->has_edns ||
-      msg->edns_udp_size < RP_DNS_MAX_UDP_DEFAULT) {
+/* net_client_udpsize returns the UDP size a client query accepts: the
+   size of its OPT record, found by walking the records without a full
+   parse (the core parses the query anyway); 512 when there is none or
+   the walk fails. */
+static uint16_t net_client_udpsize(const uint8_t *q, size_t len) {
+  rp_dns_cursor cur;
+  rp_dns_name name;
+  uint32_t i, nskip, nrr;
+  uint16_t qd, type, cls, rdlen;
+  if (len < RP_DNS_HEADER_LEN ||
+      (q[NET_ARCOUNT_OFF] | q[NET_ARCOUNT_OFF + 1]) == 0) {
     return RP_DNS_MAX_UDP_DEFAULT;
   }
-  return msg->edns_udp_size;
+  qd = (uint16_t)((q[NET_QDCOUNT_OFF] << 8) | q[NET_QDCOUNT_OFF + 1]);
+  nskip = (uint32_t)((q[NET_QDCOUNT_OFF + 2] << 8) | q[NET_QDCOUNT_OFF + 3]) +
+          (uint32_t)((q[NET_QDCOUNT_OFF + 4] << 8) | q[NET_QDCOUNT_OFF + 5]);
+  nrr = nskip + (uint32_t)((q[NET_ARCOUNT_OFF] << 8) | q[NET_ARCOUNT_OFF + 1]);
+  rp_dns_cursor_init(&cur, q, len);
+  cur.pos = RP_DNS_HEADER_LEN;
+  if (qd > 1 ||
+      (qd == 1 && (rp_dns_cursor_name(&cur, &name) != 0 ||
+                   rp_dns_cursor_skip(&cur, NET_QTYPE_QCLASS_LEN) != 0))) {
+    return RP_DNS_MAX_UDP_DEFAULT;
+  }
+  for (i = 0; i < nrr; ++i) {
+    if (rp_dns_cursor_name(&cur, &name) != 0 ||
+        rp_dns_cursor_u16(&cur, &type) != 0 ||
+        rp_dns_cursor_u16(&cur, &cls) != 0 ||
+        rp_dns_cursor_skip(&cur, NET_TTL_LEN) != 0 ||
+        rp_dns_cursor_u16(&cur, &rdlen) != 0 ||
+        rp_dns_cursor_skip(&cur, rdlen) != 0) {
+      return RP_DNS_MAX_UDP_DEFAULT;
+    }
+    if (i >= nskip && type == RP_DNS_TYPE_OPT) {
+      return name.len == 1 && cls >= RP_DNS_MAX_UDP_DEFAULT
+                 ? cls
+                 : RP_DNS_MAX_UDP_DEFAULT;
+    }
+  }
+  return RP_DNS_MAX_UDP_DEFAULT;
 }
 
 static void net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
@@ -395,18 +622,23 @@ static void net_lis_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   rp_client client = {.id = 0};
   size_t alen;
   uint16_t size;
-  if (nread <= 0 || !addr || (flags & UV_UDP_PARTIAL) || np->stopping) {
+  if (nread <= 0 || !addr) {
+    /* The end of a recvmmsg batch (or an error). */
+    np->rx_now = RP_TSTAMP_UNSET;
+    return;
+  }
+  if ((flags & UV_UDP_PARTIAL) || np->stopping) {
     return;
   }
   alen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                      : sizeof(struct sockaddr_in);
   memcpy(client.opaque, addr, alen);
-  size = net_client_udpsize(np, (const uint8_t *)buf->base, (size_t)nread);
+  size = net_client_udpsize((const uint8_t *)buf->base, (size_t)nread);
   client.opaque[NET_OPAQUE_UDPSIZE_OFF] = (uint8_t)(size >> 8);
   client.opaque[NET_OPAQUE_UDPSIZE_OFF + 1] = (uint8_t)size;
   ++np->counters.udp_queries;
   net_submit(np, (const uint8_t *)buf->base, (size_t)nread, &client,
-             rp_net_now());
+             rp_net_rx_now(np, flags));
 }
 
 static void net_client_on_message(rp_net_stream *s, const uint8_t *msg,
@@ -889,6 +1121,12 @@ static void net_free(rp_net_pool *np) {
   mem->free(np->slots, mem->user_data);
   mem->free(np->clients, mem->user_data);
   mem->free(np->client_gen, mem->user_data);
+  mem->free(np->txmsgs, mem->user_data);
+  mem->free(np->txbuf, mem->user_data);
+  mem->free(np->txdirty, mem->user_data);
+  mem->free(np->txhdrs, mem->user_data);
+  mem->free(np->txiov, mem->user_data);
+  mem->free(np->txorder, mem->user_data);
   mem->free(np->scores_file, mem->user_data);
   rp_scores_free(&np->scores);
   rp_pool_del(np->core);
@@ -907,6 +1145,8 @@ static void net_close_all(rp_net_pool *np) {
   uv_close((uv_handle_t *)&np->lis_tcp, net_handle_closed_cb);
   uv_close((uv_handle_t *)&np->timer, net_handle_closed_cb);
   uv_close((uv_handle_t *)&np->check_timer, net_handle_closed_cb);
+  uv_close((uv_handle_t *)&np->flush_prepare, net_handle_closed_cb);
+  uv_close((uv_handle_t *)&np->flush_check, net_handle_closed_cb);
   for (i = 0; i < RP_NET_MAX_TCP_CLIENTS; ++i) {
     if (np->clients[i]) {
       rp_net_stream_close(&np->clients[i]->s);
@@ -958,6 +1198,8 @@ int rp_net_pool_stop(rp_net_pool *np, rp_net_pool_closed_cb closed_cb,
     return 0;
   }
   rv = net_save_scores(np);
+  /* Answers already given by the core leave before the sockets close. */
+  net_tx_run(np);
   np->stopping = 1;
   np->closed_cb = closed_cb;
   np->closed_ud = user_data;
@@ -979,6 +1221,7 @@ static int net_init_upstream(rp_net_pool *np, const rp_config_resolver *r,
                           .has_addr = r->has_addr,
                           .port = r->port,
                           .tcp_retry_at = RP_TSTAMP_UNSET};
+  up->tx = (rp_net_txsock){.udp = &up->udp, .up = up, .head = -1, .tail = -1};
   rp_net_stream_init(&up->tcp, NULL, mem, up);
   if (net_strdup(mem, &up->name, r->text) != 0) {
     return RP_ERR_NOMEM;
@@ -1266,6 +1509,8 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   np->opts.config = NULL;
   np->opts.settings = NULL;
   np->armed = RP_TSTAMP_UNSET;
+  np->rx_now = RP_TSTAMP_UNSET;
+  np->rand_pos = RP_NET_RAND_LEN;
   np->kind = cfg->has_kind ? cfg->kind : options->kind;
   np->want = RP_NET_CHECK_WANT;
   np->check_timeout =
@@ -1329,7 +1574,17 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
       mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->clients), mem->user_data);
   np->client_gen = mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->client_gen),
                                mem->user_data);
-  if (!np->rxbuf || !np->slots || !np->clients || !np->client_gen) {
+  np->txmsgs = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txmsgs), mem->user_data);
+  np->txbuf = mem->malloc(RP_NET_TX_BYTES, mem->user_data);
+  np->txdirty =
+      mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txdirty), mem->user_data);
+  np->txhdrs = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txhdrs), mem->user_data);
+  np->txiov = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txiov), mem->user_data);
+  np->txorder =
+      mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txorder), mem->user_data);
+  if (!np->rxbuf || !np->slots || !np->clients || !np->client_gen ||
+      !np->txmsgs || !np->txbuf || !np->txdirty || !np->txhdrs || !np->txiov ||
+      !np->txorder) {
     rv = RP_ERR_NOMEM;
     goto fail_early;
   }
@@ -1359,9 +1614,18 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   uv_tcp_init(loop, &np->lis_tcp);
   uv_timer_init(loop, &np->timer);
   uv_timer_init(loop, &np->check_timer);
+  uv_prepare_init(loop, &np->flush_prepare);
+  uv_check_init(loop, &np->flush_check);
   np->lis_udp.data = np->lis_tcp.data = np;
   np->timer.data = np->check_timer.data = np;
-  np->nhandles = 4;
+  np->flush_prepare.data = np->flush_check.data = np;
+  np->lis_tx = (rp_net_txsock){.udp = &np->lis_udp, .head = -1, .tail = -1};
+  np->nhandles = 6;
+  /* Neither keeps the loop alive on its own. */
+  uv_prepare_start(&np->flush_prepare, net_prepare_cb);
+  uv_check_start(&np->flush_check, net_check_cb);
+  uv_unref((uv_handle_t *)&np->flush_prepare);
+  uv_unref((uv_handle_t *)&np->flush_check);
 
   rv = net_bind(np, &listen, err, errlen);
   if (rv != 0) {

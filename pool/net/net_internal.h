@@ -35,6 +35,17 @@
    slots of 4 KiB cover a burst without allocating per query. */
 #define RP_NET_SEND_SLOTS 256u
 #define RP_NET_SEND_SLOT_LEN 4096u
+/* RP_NET_TX_MSGS and RP_NET_TX_BYTES size the send queue: datagrams
+   sent during one loop iteration are copied there and leave in one
+   sendmmsg(2) per socket before the loop waits again (a full queue is
+   flushed at once). RP_NET_TX_DIRECT_LEN: a datagram longer than that
+   skips the queue. */
+#define RP_NET_TX_MSGS 512u
+#define RP_NET_TX_BYTES (256u * 1024u)
+#define RP_NET_TX_DIRECT_LEN 8192u
+/* RP_NET_RAND_LEN is how many random bytes are drawn from RAND_bytes at
+   a time for the core's rand callback (it asks for 2 per query). */
+#define RP_NET_RAND_LEN 512u
 /* RP_NET_MAX_TCP_CLIENTS bounds the listener's TCP connections. */
 #define RP_NET_MAX_TCP_CLIENTS 1024u
 /* RP_NET_ERRQ_LEN bounds the errors raised inside a core callback and
@@ -66,6 +77,29 @@
 #define RP_NET_BIND_TRIES 20
 
 typedef struct rp_net_upstream rp_net_upstream;
+
+/* rp_net_txsock is a UDP socket's part of the send queue: the queued
+   datagrams (indexes into rp_net_pool.txmsgs, -1 = none) in order. */
+typedef struct rp_net_txsock {
+  uv_udp_t *udp;
+  /* up is the upstream the socket reaches (NULL: the listener). */
+  rp_net_upstream *up;
+  int32_t head, tail;
+} rp_net_txsock;
+
+/* rp_net_txmsg is one queued datagram. */
+typedef struct rp_net_txmsg {
+  /* off and len locate the bytes in rp_net_pool.txbuf. */
+  uint32_t off;
+  uint32_t len;
+  /* upstream_id is the try to fail if the send fails (upstreams). */
+  uint16_t upstream_id;
+  int32_t next;
+  /* addr is the destination (listener only; connected sockets need
+     none); addrlen is 0 when unused. */
+  socklen_t addrlen;
+  struct sockaddr_in6 addr;
+} rp_net_txmsg;
 
 /* States of rp_net_upstream.udp_open: never opened, open, or failed to
    open (the handle is closing and is never initialised again). */
@@ -189,9 +223,11 @@ struct rp_net_upstream {
   /* check_id and check_deadline describe the running check. */
   uint16_t check_id;
   rp_tstamp check_deadline;
-  /* udp is the connected datagram socket; udp_open is RP_NET_UDP_*. */
+  /* udp is the connected datagram socket; udp_open is RP_NET_UDP_*;
+     tx is its send queue. */
   uv_udp_t udp;
   int udp_open;
+  rp_net_txsock tx;
   /* tcp is the TCP connection (tcp:// or the companion of a UDP
      resolver); tcp_ids marks the IDs in flight on it. */
   rp_net_stream tcp;
@@ -244,6 +280,27 @@ struct rp_net_pool {
   /* timer runs rp_pool_handle_expiry; armed is its expiry or UNSET. */
   uv_timer_t timer;
   rp_tstamp armed;
+  /* flush_prepare and flush_check send the queued datagrams before the
+     loop waits for I/O and right after its I/O callbacks. */
+  uv_prepare_t flush_prepare;
+  uv_check_t flush_check;
+  /* Send queue: messages, their bytes and the sockets holding some. */
+  rp_net_txsock lis_tx;
+  rp_net_txmsg *txmsgs;
+  size_t ntx;
+  uint8_t *txbuf;
+  size_t txbuf_used;
+  rp_net_txsock **txdirty;
+  size_t ntxdirty;
+  struct mmsghdr *txhdrs;
+  struct iovec *txiov;
+  int32_t *txorder;
+  /* rx_now is the time read at the start of the recvmmsg batch being
+     handed over (UNSET between batches). */
+  rp_tstamp rx_now;
+  /* rand_buf holds random bytes for the core, rand_pos the next one. */
+  uint8_t rand_buf[RP_NET_RAND_LEN];
+  size_t rand_pos;
   /* check_timer times out checks and starts re-checks. */
   uv_timer_t check_timer;
   /* Upstreams in configuration order; order[] is the check order (best
@@ -278,8 +335,6 @@ struct rp_net_pool {
   rp_tstamp now;
   /* in_check_more guards net_check_more against re-entry. */
   int in_check_more;
-  /* scratch_msg parses client queries (too big for the stack). */
-  rp_dns_msg scratch_msg;
   rp_net_counters counters;
   /* tls_ca and tls_name are the config's TLS settings for DoT and DoH
      (owned, NULL when not given). */
@@ -327,6 +382,22 @@ void rp_net_handle_closed(rp_net_pool *np);
    RP_ERR_* (counted as a send failure). */
 int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
                     size_t len, const struct sockaddr *addr);
+
+/* rp_net_udp_queue queues |len| bytes for |tx|'s socket, to |addr| (NULL
+   when connected); they leave in rp_net_tx_flush, before the loop waits.
+   A failure is counted and, for an upstream, reported as SEND_FAILED of
+   |upstream_id|. Returns 0 or an RP_ERR_* when the datagram could not be
+   sent at once (too long for the queue and refused). */
+int rp_net_udp_queue(rp_net_pool *np, rp_net_txsock *tx, const uint8_t *data,
+                     size_t len, const struct sockaddr *addr,
+                     uint16_t upstream_id);
+
+/* rp_net_tx_flush sends every queued datagram. */
+void rp_net_tx_flush(rp_net_pool *np);
+
+/* rp_net_rx_now returns the time for a datagram read with |flags| (the
+   libuv recv flags): read once per recvmmsg batch. */
+rp_tstamp rp_net_rx_now(rp_net_pool *np, unsigned flags);
 
 /* rp_net_log formats a line and passes it to options.log. */
 void rp_net_log(rp_net_pool *np, rp_log_level level, const char *fmt, ...)

@@ -4,8 +4,10 @@
  * IMPLEMENTATION NOTES
  * - UDP: one connected socket per resolver (uv_udp_connect), so the
  *   kernel drops datagrams from any other source address or port; the
- *   core then checks ID and question. Sends go out with uv_udp_try_send
- *   and fall back to a preallocated slot on EAGAIN. A truncated answer
+ *   core then checks ID and question. Sends to a resolver in the pool
+ *   are queued and leave with one sendmmsg per loop iteration (net.c);
+ *   a start-up check goes out at once with uv_udp_try_send. Both fall
+ *   back to a preallocated slot on EAGAIN. A truncated answer
  *   makes the core resend with RP_SEND_STREAM, which goes to a TCP
  *   companion connection opened on first use and kept.
  * - TCP (tcp:// and the companion): one kept connection, queries
@@ -175,6 +177,10 @@ static void udp_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
                         const struct sockaddr *addr, unsigned flags) {
   rp_net_upstream *up = h->data;
   (void)addr;
+  if (nread <= 0 || (flags & UV_UDP_MMSG_FREE)) {
+    /* The end of a recvmmsg batch (or an error). */
+    up->np->rx_now = RP_TSTAMP_UNSET;
+  }
   if (nread < 0) {
     rp_net_log(up->np, RP_LOG_DEBUG, "ev=udp_error res=%s err=%s", up->name,
                uv_err_name((int)nread));
@@ -189,7 +195,7 @@ static void udp_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
     return;
   }
   rp_net_upstream_on_answer(up, (const uint8_t *)buf->base, (size_t)nread, 0,
-                            rp_net_now());
+                            rp_net_rx_now(up->np, flags));
 }
 
 static int udp_open(rp_net_upstream *up) {
@@ -234,6 +240,12 @@ static int udp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
     rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
     return 0;
   }
+  if (up->check == RP_NET_CHECK_PASSED) {
+    /* Queued; a failure is reported when the queue is sent. */
+    rp_net_udp_queue(up->np, &up->tx, data, len, NULL, upstream_id);
+    return 0;
+  }
+  /* The start-up check: sent at once. */
   rv = rp_net_udp_send(up->np, &up->udp, data, len, NULL);
   if (rv != 0) {
     rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);

@@ -9,7 +9,9 @@
 #
 # Environment: SECS (default 10), LIGHT_QPS (2000), OUTSTANDING (200),
 # DUPLICATE (1: one send per query, like dnsdist; 2 is the CLI's default
-# and doubles the queries the resolvers see).
+# and doubles the queries the resolvers see), ROUNDS (3: every figure is
+# measured ROUNDS times, respool and dnsdist taking turns to go first;
+# the medians are reported, the q/s ratio as the median of the rounds').
 # Prints a Markdown table and one JSON line; exits 0 when it measured
 # (the targets are reported, not enforced: machines are noisy).
 . "$(dirname "$0")/../net/lib.sh"
@@ -19,6 +21,7 @@ SECS=${SECS:-10}
 LIGHT_QPS=${LIGHT_QPS:-2000}
 OUTSTANDING=${OUTSTANDING:-200}
 DUPLICATE=${DUPLICATE:-1}
+ROUNDS=${ROUNDS:-3}
 
 start_fakeres fr -r name=a -r name=b -r name=c --answer
 A=$(fakeres_udp fr 0)
@@ -65,31 +68,56 @@ perf() {
 
 RP_H=$RP_HOST
 RP_P=$RP_PORT
-read -r d_qps d_lat < <(perf direct "${A%:*}" "${A##*:}" -Q "$LIGHT_QPS" -l "$SECS")
-read -r r_qps_l r_lat < <(perf rp_light "$RP_H" "$RP_P" -Q "$LIGHT_QPS" -l "$SECS")
-read -r x_qps_l x_lat < <(perf dd_light 127.0.0.1 "$DD_PORT" -Q "$LIGHT_QPS" -l "$SECS")
-read -r r_qps r_lat_h < <(perf rp_max "$RP_H" "$RP_P" -q "$OUTSTANDING" -l "$SECS")
-read -r x_qps x_lat_h < <(perf dd_max 127.0.0.1 "$DD_PORT" -q "$OUTSTANDING" -l "$SECS")
+# Rounds alternate which relay goes first; each round's ratio compares
+# runs seconds apart, and the medians of the rounds are reported.
+: >"$WORK/rounds"
+for round in $(seq 1 "$ROUNDS"); do
+  read -r d_qps d_lat < <(perf direct "${A%:*}" "${A##*:}" -Q "$LIGHT_QPS" -l "$SECS")
+  if [ $((round % 2)) = 1 ]; then
+    read -r r_qps_l r_lat < <(perf rp_light "$RP_H" "$RP_P" -Q "$LIGHT_QPS" -l "$SECS")
+    read -r x_qps_l x_lat < <(perf dd_light 127.0.0.1 "$DD_PORT" -Q "$LIGHT_QPS" -l "$SECS")
+    read -r r_qps r_lat_h < <(perf rp_max "$RP_H" "$RP_P" -q "$OUTSTANDING" -l "$SECS")
+    read -r x_qps x_lat_h < <(perf dd_max 127.0.0.1 "$DD_PORT" -q "$OUTSTANDING" -l "$SECS")
+  else
+    read -r x_qps_l x_lat < <(perf dd_light 127.0.0.1 "$DD_PORT" -Q "$LIGHT_QPS" -l "$SECS")
+    read -r r_qps_l r_lat < <(perf rp_light "$RP_H" "$RP_P" -Q "$LIGHT_QPS" -l "$SECS")
+    read -r x_qps x_lat_h < <(perf dd_max 127.0.0.1 "$DD_PORT" -q "$OUTSTANDING" -l "$SECS")
+    read -r r_qps r_lat_h < <(perf rp_max "$RP_H" "$RP_P" -q "$OUTSTANDING" -l "$SECS")
+  fi
+  echo "$d_lat $r_lat $x_lat $r_qps $x_qps $r_qps_l $x_qps_l" >>"$WORK/rounds"
+  note "round $round: respool $r_qps q/s, dnsdist $x_qps q/s"
+done
 
-note "respool duplicate=$DUPLICATE; ${SECS}s per run; light load ${LIGHT_QPS} q/s; ${OUTSTANDING} outstanding"
-python3 - "$d_lat" "$r_lat" "$x_lat" "$r_qps" "$x_qps" "$r_qps_l" "$x_qps_l" <<'PY'
-import json, sys
-d, r, x, rq, xq, rql, xql = (float(v) for v in sys.argv[1:])
-r_add = (r - d) * 1e6
-x_add = (x - d) * 1e6
-ratio_qps = rq / xq if xq else 0.0
-ratio_lat = r_add / x_add if x_add > 0 else float("nan")
+note "respool duplicate=$DUPLICATE; ${SECS}s per run; light load ${LIGHT_QPS} q/s; ${OUTSTANDING} outstanding; $ROUNDS rounds (medians)"
+python3 - "$WORK/rounds" <<'PY'
+import json, statistics, sys
+rows = [[float(v) for v in l.split()] for l in open(sys.argv[1]) if l.strip()]
+med = statistics.median
+def ratio(a, b):
+    return a / b if b > 0 else float("nan")
+r_adds = [(r - d) * 1e6 for d, r, x, *_ in rows]
+x_adds = [(x - d) * 1e6 for d, r, x, *_ in rows]
+rqs = [row[3] for row in rows]
+xqs = [row[4] for row in rows]
+ratio_qps = med([ratio(a, b) for a, b in zip(rqs, xqs)])
+# Added latency is a small difference of two noisy means: ratio of the
+# medians.
+ratio_lat = ratio(med(r_adds), med(x_adds))
+d = med([row[0] for row in rows])
 print("| relay | max q/s | added latency (us) at light load |")
 print("|---|---|---|")
-print("| respool | %.0f | %.1f |" % (rq, r_add))
-print("| dnsdist leastOutstanding | %.0f | %.1f |" % (xq, x_add))
+print("| respool | %.0f | %.1f |" % (med(rqs), med(r_adds)))
+print("| dnsdist leastOutstanding | %.0f | %.1f |" % (med(xqs), med(x_adds)))
 print("| ratio respool/dnsdist | %.2f | %.2f |" % (ratio_qps, ratio_lat))
-print(json.dumps({"respool_qps": rq, "dnsdist_qps": xq,
+print(json.dumps({"respool_qps": med(rqs), "dnsdist_qps": med(xqs),
                   "qps_ratio": ratio_qps,
                   "direct_latency_us": d * 1e6,
-                  "respool_added_latency_us": r_add,
-                  "dnsdist_added_latency_us": x_add,
-                  "light_qps": [rql, xql]}))
+                  "respool_added_latency_us": med(r_adds),
+                  "dnsdist_added_latency_us": med(x_adds),
+                  "latency_ratio": ratio_lat,
+                  "rounds": len(rows),
+                  "light_qps": [med([row[5] for row in rows]),
+                                med([row[6] for row in rows])]}))
 PY
 stop_respool rp
 echo ok
