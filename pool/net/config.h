@@ -31,6 +31,8 @@
 #define RP_CONFIG_MAX_PATH 256
 /* RP_CONFIG_MAX_TEXT is the longest resolver URL kept, with NUL. */
 #define RP_CONFIG_MAX_TEXT 600
+/* RP_CONFIG_MAX_DURATION_S bounds any duration, seconds (one day). */
+#define RP_CONFIG_MAX_DURATION_S 86400.0
 /* RP_CONFIG_MAX_RESOLVERS bounds the resolvers list of one config. */
 #define RP_CONFIG_MAX_RESOLVERS 100000
 /* RP_CONFIG_DEFAULT_PRETEST_DOMAIN is queried (type A) by the start-up

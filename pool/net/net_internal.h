@@ -8,7 +8,9 @@
  * the TLS layer of tls.c); each reports back through
  * rp_net_upstream_on_answer and rp_net_upstream_on_error, so the core
  * only knows "datagram" or "stream". "auto" runs discovery
- * (pool/discovery), whose finds are added as UDP upstreams.
+ * (pool/discovery), whose finds are added as UDP upstreams. The pool
+ * itself is split over net.c, sendq.c, listen.c, check.c and
+ * resolvers.c; the functions they share are declared at the end.
  */
 #ifndef RP_NET_INTERNAL_H
 #define RP_NET_INTERNAL_H
@@ -333,7 +335,7 @@ struct rp_net_pool {
   /* now is the time read by the callback that entered the core, passed
      to transports from inside core callbacks. */
   rp_tstamp now;
-  /* in_check_more guards net_check_more against re-entry. */
+  /* in_check_more guards rp_net_check_more against re-entry. */
   int in_check_more;
   rp_net_counters counters;
   /* tls_ca and tls_name are the config's TLS settings for DoT and DoH
@@ -408,5 +410,75 @@ void rp_net_log(rp_net_pool *np, rp_log_level level, const char *fmt, ...)
 
 /* rp_net_now returns uv_hrtime() as an rp_tstamp. */
 rp_tstamp rp_net_now(void);
+
+/* Constants shared by net.c, listen.c and check.c. */
+/* RP_NET_OPAQUE_UDPSIZE_OFF is where the client's UDP size is kept in
+   rp_client.opaque, after a sockaddr_in6 (28 bytes). */
+#define RP_NET_OPAQUE_UDPSIZE_OFF 28
+/* RP_NET_CHECK_BUF_LEN is the buffer for one check query. */
+#define RP_NET_CHECK_BUF_LEN 512
+/* RP_NET_TC_FLAGS_OFF is the offset of the flags byte holding TC. */
+#define RP_NET_TC_FLAGS_OFF 2
+/* RP_NET_RCODE_OFF is the offset of the byte holding the rcode. */
+#define RP_NET_RCODE_OFF 3
+/* RP_NET_QDCOUNT_OFF is the offset of the header's QDCOUNT; the four
+   section counts follow it, two bytes each. */
+#define RP_NET_QDCOUNT_OFF 4
+#define RP_NET_COUNTS_LEN 8
+/* RP_NET_ARCOUNT_OFF is the offset of the header's ARCOUNT. */
+#define RP_NET_ARCOUNT_OFF 10
+/* RP_NET_TTL_LEN is the length of a record's TTL. */
+#define RP_NET_TTL_LEN 4
+/* RP_NET_QTYPE_QCLASS_LEN is the length of a question's type and class. */
+#define RP_NET_QTYPE_QCLASS_LEN 4
+
+/* Shared between the runtime's modules (net.c, sendq.c, listen.c,
+   check.c, resolvers.c). */
+
+/* rp_net_core_result logs a fatal error |rv| of the core call |what|. */
+void rp_net_core_result(rp_net_pool *np, int rv, const char *what);
+
+/* rp_net_cb_rand is the core's rand callback: bytes of np->rand_buf. */
+void rp_net_cb_rand(uint8_t *dest, size_t len, void *user_data);
+
+/* rp_net_flush reports queued errors (each may queue more) and re-arms
+   the timer. */
+void rp_net_flush(rp_net_pool *np, rp_tstamp now);
+
+/* rp_net_tx_run sends the queue until it stays empty. */
+void rp_net_tx_run(rp_net_pool *np);
+
+/* rp_net_tx_prepare_cb and rp_net_tx_check_cb run the send queue. */
+void rp_net_tx_prepare_cb(uv_prepare_t *h);
+void rp_net_tx_check_cb(uv_check_t *h);
+
+/* rp_net_bind opens the listener: UDP and TCP on the same port of
+   |want|. */
+int rp_net_bind(rp_net_pool *np, const struct sockaddr_storage *want, char *err,
+                size_t errlen);
+
+/* rp_net_check_done ends the check of |up|: passed or failed (|why|). */
+void rp_net_check_done(rp_net_upstream *up, int passed, const char *why,
+                       rp_tstamp now);
+
+/* rp_net_check_more starts checks while fewer than |want| work. */
+void rp_net_check_more(rp_net_pool *np, rp_tstamp now);
+
+/* rp_net_check_timer_cb is the check timer's tick. */
+void rp_net_check_timer_cb(uv_timer_t *t);
+
+/* rp_net_strdup copies |src| with |mem| into |*pdst|. */
+int rp_net_strdup(const rp_mem *mem, char **pdst, const char *src);
+
+/* rp_net_setup_upstreams copies the usable resolvers of |cfg|. */
+int rp_net_setup_upstreams(rp_net_pool *np, const rp_config *cfg, char *err,
+                           size_t errlen);
+
+/* rp_net_disc_start runs discovery ("auto"). */
+int rp_net_disc_start(rp_net_pool *np, const rp_config *cfg, char *err,
+                      size_t errlen);
+
+/* rp_net_disc_closed is discovery's closed callback. */
+void rp_net_disc_closed(struct rp_disc *d, void *user_data);
 
 #endif /* RP_NET_INTERNAL_H */

@@ -1,0 +1,58 @@
+/*
+ * cli.h: what the respool command's files share (not installed): the
+ * exit codes and the running command's state (main.c), the stats output
+ * (stats.c) and the discover subcommand (discover.c).
+ */
+#ifndef RP_CLI_H
+#define RP_CLI_H
+
+#include "respool_net.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* CLI_EXIT_OK, CLI_EXIT_RUNTIME and CLI_EXIT_USAGE are the exit codes. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_RUNTIME 1
+#define CLI_EXIT_USAGE 2
+/* CLI_DEFAULT_STATS is the --stats-json interval without --stats. */
+#define CLI_DEFAULT_STATS (5 * RP_SECONDS)
+
+typedef struct cli {
+  uv_loop_t *loop;
+  rp_net_pool *np;
+  uv_signal_t sigint, sigterm;
+  uv_timer_t stats_timer;
+  int stats_on;
+  rp_duration stats_interval;
+  int print_table;
+  const char *stats_json;
+  rp_log_level log_level;
+  int exit_code;
+  int stopping;
+} cli;
+
+/* cli_log prints a pool log line to standard error (main.c). */
+void cli_log(rp_log_level level, const char *line, void *user_data);
+
+/* cli_raise_nofile lifts the open-file limit to its hard maximum
+   (main.c). */
+void cli_raise_nofile(void);
+
+/* cli_ms prints a duration in ms, or "-" when unset (stats.c). */
+void cli_ms(char *out, size_t cap, rp_duration d);
+
+/* cli_print_table prints the stats table to standard error (stats.c). */
+void cli_print_table(cli *c, rp_tstamp now);
+
+/* cli_write_json writes the stats to c->stats_json (stats.c). */
+void cli_write_json(cli *c, rp_tstamp now);
+
+/* cli_stats_cb is the stats timer's tick (stats.c). */
+void cli_stats_cb(uv_timer_t *t);
+
+/* cli_discover runs "respool discover" with the arguments after
+   "discover"; returns the exit code (discover.c). */
+int cli_discover(int argc, char **argv);
+
+#endif /* RP_CLI_H */

@@ -1,0 +1,187 @@
+/*
+ * stats.c: the respool command's stats output: the table printed to
+ * standard error (--stats) and the JSON file (--stats-json).
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* CLI_NAME_WIDTH is the resolver column of the stats table. */
+#define CLI_NAME_WIDTH 24
+/* CLI_PERCENT turns a ratio into percent. */
+#define CLI_PERCENT 100.0
+
+/* cli_ms prints a duration in ms, or "-" when unset. */
+void cli_ms(char *out, size_t cap, rp_duration d) {
+  if (d == RP_TSTAMP_UNSET) {
+    snprintf(out, cap, "-");
+  } else {
+    snprintf(out, cap, "%.1f", (double)d / (double)RP_MILLISECONDS);
+  }
+}
+
+void cli_print_table(cli *c, rp_tstamp now) {
+  size_t i, n = rp_net_pool_resolver_count(c->np);
+  uint64_t total = 0;
+  rp_pool_stats ps;
+  for (i = 0; i < n; ++i) {
+    rp_net_resolver_info info;
+    if (rp_net_pool_get_resolver(c->np, i, &info, now) == 0 && info.has_stats) {
+      total += info.stats.sent;
+    }
+  }
+  fprintf(stderr, "%-*s %-11s %8s %8s %9s %6s %6s %9s %9s %8s\n",
+          CLI_NAME_WIDTH, "resolver", "state", "cap", "rate", "lat_ms", "loss%",
+          "share%", "sent", "answered", "refused");
+  for (i = 0; i < n; ++i) {
+    rp_net_resolver_info info;
+    char cap[16], lat[16];
+    if (rp_net_pool_get_resolver(c->np, i, &info, now) != 0) {
+      continue;
+    }
+    if (!info.has_stats) {
+      fprintf(stderr, "%-*s %-11s\n", CLI_NAME_WIDTH, info.name,
+              rp_net_check_state_str(info.check));
+      continue;
+    }
+    if (info.stats.cap_qps > 0) {
+      snprintf(cap, sizeof(cap), "%.1f", info.stats.cap_qps);
+    } else {
+      snprintf(cap, sizeof(cap), "-");
+    }
+    cli_ms(lat, sizeof(lat), info.stats.mean_latency);
+    fprintf(stderr, "%-*s %-11s %8s %8.1f %9s %6.1f %6.1f %9llu %9llu %8llu\n",
+            CLI_NAME_WIDTH, info.name, rp_resolver_state_str(info.stats.state),
+            cap, info.stats.answer_rate_qps, lat, info.stats.loss * CLI_PERCENT,
+            total ? (double)info.stats.sent * CLI_PERCENT / (double)total : 0.0,
+            (unsigned long long)info.stats.sent,
+            (unsigned long long)info.stats.answered,
+            (unsigned long long)info.stats.refused);
+  }
+  rp_pool_get_stats(rp_net_pool_get_core(c->np), &ps);
+  fprintf(stderr,
+          "queries=%llu delivered=%llu failed=%llu waits=%llu copies=%llu "
+          "hedges=%llu inflight=%zu up=%zu/%zu\n",
+          (unsigned long long)ps.queries, (unsigned long long)ps.delivered,
+          (unsigned long long)ps.failed, (unsigned long long)ps.waits,
+          (unsigned long long)ps.copies, (unsigned long long)ps.hedges,
+          ps.inflight, ps.nup, ps.nresolvers);
+}
+
+/* cli_write_json writes the stats to c->stats_json (temp + rename). */
+void cli_write_json(cli *c, rp_tstamp now) {
+  cJSON *root = cJSON_CreateObject(), *arr, *pool;
+  size_t i, n = rp_net_pool_resolver_count(c->np);
+  rp_pool_stats ps;
+  rp_net_counters nc;
+  char tmp[4096], *text;
+  FILE *f;
+  if (!root) {
+    return;
+  }
+  arr = cJSON_AddArrayToObject(root, "resolvers");
+  for (i = 0; arr && i < n; ++i) {
+    rp_net_resolver_info info;
+    cJSON *o;
+    if (rp_net_pool_get_resolver(c->np, i, &info, now) != 0 ||
+        !(o = cJSON_CreateObject())) {
+      continue;
+    }
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "name", info.name);
+    cJSON_AddStringToObject(o, "check", rp_net_check_state_str(info.check));
+    cJSON_AddNumberToObject(o, "saved_score", info.saved_score);
+    if (info.last_error && info.last_error[0]) {
+      cJSON_AddStringToObject(o, "last_error", info.last_error);
+    }
+    if (!info.has_stats) {
+      continue;
+    }
+    cJSON_AddStringToObject(o, "state",
+                            rp_resolver_state_str(info.stats.state));
+    cJSON_AddNumberToObject(o, "cap_qps", info.stats.cap_qps);
+    cJSON_AddNumberToObject(o, "answer_rate_qps", info.stats.answer_rate_qps);
+    cJSON_AddNumberToObject(o, "mean_latency_ms",
+                            info.stats.mean_latency == RP_TSTAMP_UNSET
+                                ? -1.0
+                                : (double)info.stats.mean_latency /
+                                      (double)RP_MILLISECONDS);
+    cJSON_AddNumberToObject(o, "loss", info.stats.loss);
+    cJSON_AddNumberToObject(o, "sent", (double)info.stats.sent);
+    cJSON_AddNumberToObject(o, "answered", (double)info.stats.answered);
+    cJSON_AddNumberToObject(o, "refused", (double)info.stats.refused);
+    cJSON_AddNumberToObject(o, "dropped", (double)info.stats.dropped);
+    cJSON_AddNumberToObject(o, "errors", (double)info.stats.errors);
+    cJSON_AddNumberToObject(o, "copies", (double)info.stats.copies);
+    cJSON_AddNumberToObject(o, "hedges", (double)info.stats.hedges);
+    cJSON_AddNumberToObject(o, "probes", (double)info.stats.probes);
+    cJSON_AddNumberToObject(o, "score", info.stats.score);
+  }
+  rp_pool_get_stats(rp_net_pool_get_core(c->np), &ps);
+  rp_net_pool_get_counters(c->np, &nc);
+  pool = cJSON_AddObjectToObject(root, "pool");
+  if (pool) {
+    cJSON_AddNumberToObject(pool, "queries", (double)ps.queries);
+    cJSON_AddNumberToObject(pool, "delivered", (double)ps.delivered);
+    cJSON_AddNumberToObject(pool, "failed", (double)ps.failed);
+    cJSON_AddNumberToObject(pool, "waits", (double)ps.waits);
+    cJSON_AddNumberToObject(pool, "sends", (double)ps.sends);
+    cJSON_AddNumberToObject(pool, "copies", (double)ps.copies);
+    cJSON_AddNumberToObject(pool, "hedges", (double)ps.hedges);
+    cJSON_AddNumberToObject(pool, "resends", (double)ps.resends);
+    cJSON_AddNumberToObject(pool, "probes", (double)ps.probes);
+    cJSON_AddNumberToObject(pool, "malformed", (double)ps.malformed);
+    cJSON_AddNumberToObject(pool, "spoofed", (double)ps.spoofed);
+    cJSON_AddNumberToObject(pool, "nup", (double)ps.nup);
+    cJSON_AddNumberToObject(pool, "udp_queries", (double)nc.udp_queries);
+    cJSON_AddNumberToObject(pool, "tcp_queries", (double)nc.tcp_queries);
+    cJSON_AddNumberToObject(pool, "truncated_to_client",
+                            (double)nc.truncated_to_client);
+    cJSON_AddNumberToObject(pool, "tcp_connects", (double)nc.tcp_connects);
+    cJSON_AddNumberToObject(pool, "send_failures", (double)nc.send_failures);
+    cJSON_AddNumberToObject(pool, "tls_handshakes", (double)nc.tls_handshakes);
+    cJSON_AddNumberToObject(pool, "tls_resumed", (double)nc.tls_resumed);
+    cJSON_AddNumberToObject(pool, "tls_failures", (double)nc.tls_failures);
+    cJSON_AddNumberToObject(pool, "doh_http_refusals",
+                            (double)nc.doh_http_refusals);
+    cJSON_AddNumberToObject(pool, "doh_goaways", (double)nc.doh_goaways);
+    cJSON_AddNumberToObject(pool, "doh_resets", (double)nc.doh_resets);
+    cJSON_AddNumberToObject(pool, "tcp_connect_failures",
+                            (double)nc.tcp_connect_failures);
+    cJSON_AddNumberToObject(pool, "checks_failed", (double)nc.checks_failed);
+    cJSON_AddNumberToObject(pool, "discovery_found",
+                            (double)nc.discovery_found);
+  }
+  text = cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!text) {
+    return;
+  }
+  snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_json);
+  f = fopen(tmp, "w");
+  if (f) {
+    int ok = fputs(text, f) != EOF && fputc('\n', f) != EOF;
+    if (fclose(f) == 0 && ok) {
+      rename(tmp, c->stats_json);
+    }
+  }
+  cJSON_free(text);
+}
+
+void cli_stats_cb(uv_timer_t *t) {
+  cli *c = t->data;
+  rp_tstamp now = (rp_tstamp)uv_hrtime();
+  if (c->stopping) {
+    return;
+  }
+  if (c->print_table) {
+    cli_print_table(c, now);
+  }
+  if (c->stats_json) {
+    cli_write_json(c, now);
+  }
+}

@@ -1,0 +1,303 @@
+/*
+ * listen.c: the runtime's client listener: the UDP socket (queries read
+ * in recvmmsg batches, the client's UDP size kept in rp_client.opaque)
+ * and the TCP clients (one rp_net_stream each), and binding both on one
+ * port.
+ */
+#include "net_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Listener                                                             */
+/* ------------------------------------------------------------------ */
+
+/* net_client_udpsize returns the UDP size a client query accepts: the
+   size of its OPT record, found by walking the records without a full
+   parse (the core parses the query anyway); 512 when there is none or
+   the walk fails. */
+static uint16_t net_client_udpsize(const uint8_t *q, size_t len) {
+  rp_dns_cursor cur;
+  rp_dns_name name;
+  uint32_t i, nskip, nrr;
+  uint16_t qd, type, cls, rdlen;
+  if (len < RP_DNS_HEADER_LEN ||
+      (q[RP_NET_ARCOUNT_OFF] | q[RP_NET_ARCOUNT_OFF + 1]) == 0) {
+    return RP_DNS_MAX_UDP_DEFAULT;
+  }
+  qd = (uint16_t)((q[RP_NET_QDCOUNT_OFF] << 8) | q[RP_NET_QDCOUNT_OFF + 1]);
+  nskip =
+      (uint32_t)((q[RP_NET_QDCOUNT_OFF + 2] << 8) | q[RP_NET_QDCOUNT_OFF + 3]) +
+      (uint32_t)((q[RP_NET_QDCOUNT_OFF + 4] << 8) | q[RP_NET_QDCOUNT_OFF + 5]);
+  nrr = nskip +
+        (uint32_t)((q[RP_NET_ARCOUNT_OFF] << 8) | q[RP_NET_ARCOUNT_OFF + 1]);
+  rp_dns_cursor_init(&cur, q, len);
+  cur.pos = RP_DNS_HEADER_LEN;
+  if (qd > 1 ||
+      (qd == 1 && (rp_dns_cursor_name(&cur, &name) != 0 ||
+                   rp_dns_cursor_skip(&cur, RP_NET_QTYPE_QCLASS_LEN) != 0))) {
+    return RP_DNS_MAX_UDP_DEFAULT;
+  }
+  for (i = 0; i < nrr; ++i) {
+    if (rp_dns_cursor_name(&cur, &name) != 0 ||
+        rp_dns_cursor_u16(&cur, &type) != 0 ||
+        rp_dns_cursor_u16(&cur, &cls) != 0 ||
+        rp_dns_cursor_skip(&cur, RP_NET_TTL_LEN) != 0 ||
+        rp_dns_cursor_u16(&cur, &rdlen) != 0 ||
+        rp_dns_cursor_skip(&cur, rdlen) != 0) {
+      return RP_DNS_MAX_UDP_DEFAULT;
+    }
+    if (i >= nskip && type == RP_DNS_TYPE_OPT) {
+      return name.len == 1 && cls >= RP_DNS_MAX_UDP_DEFAULT
+                 ? cls
+                 : RP_DNS_MAX_UDP_DEFAULT;
+    }
+  }
+  return RP_DNS_MAX_UDP_DEFAULT;
+}
+
+static void net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
+                       const rp_client *client, rp_tstamp now) {
+  int rv;
+  np->now = now;
+  ++np->in_core;
+  rv = rp_pool_submit(np->core, q, len, client, now);
+  --np->in_core;
+  if (rv == RP_ERR_MALFORMED) {
+    ++np->counters.dropped_malformed;
+  } else {
+    rp_net_core_result(np, rv, "submit");
+  }
+  rp_net_flush(np, now);
+}
+
+static void net_lis_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  rp_net_pool *np = h->data;
+  (void)suggested;
+  buf->base = (char *)np->rxbuf;
+  buf->len = RP_NET_RXBUF_LEN;
+}
+
+static void net_lis_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
+                            const struct sockaddr *addr, unsigned flags) {
+  rp_net_pool *np = h->data;
+  rp_client client = {.id = 0};
+  size_t alen;
+  uint16_t size;
+  if (nread <= 0 || !addr) {
+    /* The end of a recvmmsg batch (or an error). */
+    np->rx_now = RP_TSTAMP_UNSET;
+    return;
+  }
+  if ((flags & UV_UDP_PARTIAL) || np->stopping) {
+    return;
+  }
+  alen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                     : sizeof(struct sockaddr_in);
+  memcpy(client.opaque, addr, alen);
+  size = net_client_udpsize((const uint8_t *)buf->base, (size_t)nread);
+  client.opaque[RP_NET_OPAQUE_UDPSIZE_OFF] = (uint8_t)(size >> 8);
+  client.opaque[RP_NET_OPAQUE_UDPSIZE_OFF + 1] = (uint8_t)size;
+  ++np->counters.udp_queries;
+  net_submit(np, (const uint8_t *)buf->base, (size_t)nread, &client,
+             rp_net_rx_now(np, flags));
+}
+
+static void net_client_on_message(rp_net_stream *s, const uint8_t *msg,
+                                  size_t len, rp_tstamp now) {
+  rp_net_client_conn *c = s->user_data;
+  rp_client client = {.id = c->id};
+  if (c->np->stopping) {
+    return;
+  }
+  ++c->np->counters.tcp_queries;
+  net_submit(c->np, msg, len, &client, now);
+}
+
+static void net_client_release(rp_net_client_conn *c) {
+  rp_net_pool *np = c->np;
+  if (np->clients[c->slot] == c) {
+    np->clients[c->slot] = NULL;
+  }
+}
+
+static void net_client_on_end(rp_net_stream *s, int uverr) {
+  (void)uverr;
+  net_client_release(s->user_data);
+}
+
+static void net_client_on_connect(rp_net_stream *s, int uverr) {
+  (void)s;
+  (void)uverr;
+}
+
+static void net_client_on_closed(rp_net_stream *s) {
+  rp_net_client_conn *c = s->user_data;
+  rp_net_pool *np = c->np;
+  net_client_release(c);
+  np->mem->free(c, np->mem->user_data);
+  rp_net_handle_closed(np);
+}
+
+static const rp_net_stream_callbacks net_client_cb = {
+    .on_message = net_client_on_message,
+    .on_connect = net_client_on_connect,
+    .on_end = net_client_on_end,
+    .on_closed = net_client_on_closed,
+};
+
+static void net_tmp_closed_cb(uv_handle_t *h) {
+  rp_net_pool *np = h->data;
+  np->mem->free(h, np->mem->user_data);
+  rp_net_handle_closed(np);
+}
+
+static void net_lis_connection_cb(uv_stream_t *server, int status) {
+  rp_net_pool *np = server->data;
+  rp_net_client_conn *c;
+  uint32_t slot;
+  if (status < 0 || np->stopping) {
+    return;
+  }
+  for (slot = 0; slot < RP_NET_MAX_TCP_CLIENTS; ++slot) {
+    if (!np->clients[slot]) {
+      break;
+    }
+  }
+  c = slot < RP_NET_MAX_TCP_CLIENTS
+          ? np->mem->calloc(1, sizeof(*c), np->mem->user_data)
+          : NULL;
+  if (!c) {
+    /* Accept and drop, so the backlog does not fill with it. */
+    uv_tcp_t *tmp = np->mem->malloc(sizeof(*tmp), np->mem->user_data);
+    rp_net_log(np, RP_LOG_WARN, "ev=tcp_client_refused why=%s",
+               slot < RP_NET_MAX_TCP_CLIENTS ? "nomem" : "too_many");
+    if (tmp && uv_tcp_init(np->loop, tmp) == 0) {
+      tmp->data = np;
+      rp_net_handle_opened(np);
+      uv_accept(server, (uv_stream_t *)tmp);
+      uv_close((uv_handle_t *)tmp, net_tmp_closed_cb);
+    } else {
+      np->mem->free(tmp, np->mem->user_data);
+    }
+    return;
+  }
+  ++np->client_gen[slot];
+  c->np = np;
+  c->slot = slot;
+  c->id = ((uint64_t)np->client_gen[slot] << 32) | slot;
+  rp_net_stream_init(&c->s, &net_client_cb, np->mem, c);
+  if (rp_net_stream_accept(&c->s, np->loop, server) != 0) {
+    if (c->s.state == RP_NET_STREAM_CLOSED) {
+      np->mem->free(c, np->mem->user_data);
+    } else {
+      rp_net_handle_opened(np);
+    }
+    return;
+  }
+  np->clients[slot] = c;
+  rp_net_handle_opened(np);
+}
+
+/* net_bind_pair binds a UDP and a TCP socket of |want|'s family to the
+   same port of |want| (port 0: a free one, tried until the TCP twin of a
+   free UDP port is free too). Raw sockets are used so that a retry never
+   re-initialises a libuv handle that is still closing. Returns 0 with
+   the two descriptors and the bound address, or an errno value. */
+static int net_bind_pair(const struct sockaddr_storage *want, int *pudp,
+                         int *ptcp, struct sockaddr_storage *bound,
+                         socklen_t *plen) {
+  socklen_t alen = want->ss_family == AF_INET6
+                       ? (socklen_t)sizeof(struct sockaddr_in6)
+                       : (socklen_t)sizeof(struct sockaddr_in);
+  int port0 = ((const struct sockaddr_in *)want)->sin_port == 0;
+  int tries, e = 0, one = 1;
+  for (tries = 0; tries < RP_NET_BIND_TRIES; ++tries) {
+    int udp = socket(want->ss_family, SOCK_DGRAM, 0), tcp = -1;
+    *plen = sizeof(*bound);
+    if (udp < 0 || bind(udp, (const struct sockaddr *)want, alen) != 0 ||
+        getsockname(udp, (struct sockaddr *)bound, plen) != 0) {
+      e = errno;
+      if (udp >= 0) {
+        close(udp);
+      }
+      return e;
+    }
+    tcp = socket(want->ss_family, SOCK_STREAM, 0);
+    if (tcp >= 0 &&
+        setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+        bind(tcp, (const struct sockaddr *)bound, *plen) == 0) {
+      *pudp = udp;
+      *ptcp = tcp;
+      return 0;
+    }
+    e = errno;
+    close(udp);
+    if (tcp >= 0) {
+      close(tcp);
+    }
+    if (!port0) {
+      break;
+    }
+  }
+  return e;
+}
+
+/* rp_net_bind opens the listener: UDP and TCP on the same port of |want|. */
+int rp_net_bind(rp_net_pool *np, const struct sockaddr_storage *want, char *err,
+                size_t errlen) {
+  int sockbuf = RP_NET_SOCKBUF_LEN;
+  int udp = -1, tcp = -1, e, rv;
+  const char *why;
+
+  e = net_bind_pair(want, &udp, &tcp, &np->lis_addr, &np->lis_addrlen);
+  if (e != 0) {
+    why = strerror(e);
+    goto fail;
+  }
+  rv = uv_udp_open(&np->lis_udp, udp);
+  if (rv != 0) {
+    close(udp);
+    close(tcp);
+    why = uv_strerror(rv);
+    goto fail;
+  }
+  rv = uv_tcp_open(&np->lis_tcp, tcp);
+  if (rv != 0) {
+    close(tcp);
+    why = uv_strerror(rv);
+    goto fail;
+  }
+  rv = uv_listen((uv_stream_t *)&np->lis_tcp, RP_NET_LISTEN_BACKLOG,
+                 net_lis_connection_cb);
+  if (rv == 0) {
+    uv_recv_buffer_size((uv_handle_t *)&np->lis_udp, &sockbuf);
+    sockbuf = RP_NET_SOCKBUF_LEN;
+    uv_send_buffer_size((uv_handle_t *)&np->lis_udp, &sockbuf);
+    rv = uv_udp_recv_start(&np->lis_udp, net_lis_alloc_cb, net_lis_recv_cb);
+  }
+  if (rv != 0) {
+    why = uv_strerror(rv);
+    goto fail;
+  }
+  return 0;
+
+fail : {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (want->ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)want)->sin6_addr, host,
+              sizeof(host));
+  } else {
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)want)->sin_addr, host,
+              sizeof(host));
+  }
+  snprintf(err, errlen, "cannot listen on %s port %u: %s", host,
+           ntohs(((const struct sockaddr_in *)want)->sin_port), why);
+}
+  return RP_ERR_IO;
+}

@@ -1,0 +1,212 @@
+/*
+ * sendq.c: the runtime's datagram sends: the batched send queue (one
+ * sendmmsg(2) per socket, run from the loop's uv_check and uv_prepare),
+ * the send slots used when the kernel pushes back, and the receive
+ * batch clock. See net.c for the design notes.
+ */
+/* sendmmsg(2) and struct mmsghdr are GNU extensions. */
+#define _GNU_SOURCE
+#include "net_internal.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* ------------------------------------------------------------------ */
+/* Datagram sends                                                       */
+/* ------------------------------------------------------------------ */
+
+static void net_slot_done(uv_udp_send_t *req, int status) {
+  rp_net_send_slot *slot = (rp_net_send_slot *)req;
+  rp_net_pool *np = slot->np;
+  (void)status;
+  slot->next = np->free_slots;
+  np->free_slots = slot;
+}
+
+/* net_slot_send sends |len| bytes with libuv's queue, from a send slot
+   (the kernel pushed back). Returns 0 or an RP_ERR_* (counted). */
+static int net_slot_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
+                         size_t len, const struct sockaddr *addr) {
+  rp_net_send_slot *slot = np->free_slots;
+  uv_buf_t b;
+  int rv;
+  if (!slot || len > RP_NET_SEND_SLOT_LEN) {
+    ++np->counters.send_failures;
+    return RP_ERR_FULL;
+  }
+  memcpy(slot->buf, data, len);
+  b = uv_buf_init((char *)slot->buf, (unsigned int)len);
+  rv = uv_udp_send(&slot->req, udp, &b, 1, addr, net_slot_done);
+  if (rv != 0) {
+    ++np->counters.send_failures;
+    return rp_net_err_from_uv(rv);
+  }
+  np->free_slots = slot->next;
+  return 0;
+}
+
+int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
+                    size_t len, const struct sockaddr *addr) {
+  uv_buf_t b = uv_buf_init((char *)(uintptr_t)data, (unsigned int)len);
+  int rv = uv_udp_try_send(udp, &b, 1, addr);
+  if (rv >= 0) {
+    return 0;
+  }
+  if (rv != UV_EAGAIN) {
+    ++np->counters.send_failures;
+    return rp_net_err_from_uv(rv);
+  }
+  return net_slot_send(np, udp, data, len, addr);
+}
+
+/* net_tx_failed reports a datagram of |tx| that could not be sent. */
+static void net_tx_failed(rp_net_pool *np, rp_net_txsock *tx,
+                          uint16_t upstream_id) {
+  /* Only upstreams in the core queue datagrams (checks are sent at
+     once); np->in_core is set, so the failure waits in errq. */
+  if (tx->up && tx->up->check == RP_NET_CHECK_PASSED) {
+    rp_net_upstream_on_error(tx->up, upstream_id, RP_OUTCOME_SEND_FAILED,
+                             np->now);
+  }
+}
+
+int rp_net_udp_queue(rp_net_pool *np, rp_net_txsock *tx, const uint8_t *data,
+                     size_t len, const struct sockaddr *addr,
+                     uint16_t upstream_id) {
+  rp_net_txmsg *m;
+  int32_t i;
+  if (len > RP_NET_TX_DIRECT_LEN || np->stopping) {
+    int rv = rp_net_udp_send(np, tx->udp, data, len, addr);
+    if (rv != 0 && tx->up) {
+      rp_net_upstream_on_error(tx->up, upstream_id, RP_OUTCOME_SEND_FAILED,
+                               np->now);
+    }
+    return rv;
+  }
+  if (np->ntx == RP_NET_TX_MSGS || RP_NET_TX_BYTES - np->txbuf_used < len) {
+    rp_net_tx_flush(np);
+  }
+  i = (int32_t)np->ntx++;
+  m = &np->txmsgs[i];
+  memcpy(np->txbuf + np->txbuf_used, data, len);
+  *m = (rp_net_txmsg){.off = (uint32_t)np->txbuf_used,
+                      .len = (uint32_t)len,
+                      .upstream_id = upstream_id,
+                      .next = -1};
+  np->txbuf_used += len;
+  if (addr) {
+    m->addrlen = addr->sa_family == AF_INET6
+                     ? (socklen_t)sizeof(struct sockaddr_in6)
+                     : (socklen_t)sizeof(struct sockaddr_in);
+    memcpy(&m->addr, addr, m->addrlen);
+  }
+  if (tx->tail < 0) {
+    tx->head = i;
+    np->txdirty[np->ntxdirty++] = tx;
+  } else {
+    np->txmsgs[tx->tail].next = i;
+  }
+  tx->tail = i;
+  return 0;
+}
+
+/* net_tx_flush_sock sends the datagrams queued for |tx|. */
+static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
+  struct mmsghdr *h = np->txhdrs;
+  size_t n = 0, i = 0;
+  int32_t k;
+  int fd = -1;
+  for (k = tx->head; k >= 0; k = np->txmsgs[k].next) {
+    rp_net_txmsg *m = &np->txmsgs[k];
+    np->txiov[n] =
+        (struct iovec){.iov_base = np->txbuf + m->off, .iov_len = m->len};
+    h[n] =
+        (struct mmsghdr){.msg_hdr = {.msg_name = m->addrlen ? &m->addr : NULL,
+                                     .msg_namelen = m->addrlen,
+                                     .msg_iov = &np->txiov[n],
+                                     .msg_iovlen = 1}};
+    np->txorder[n++] = k;
+  }
+  tx->head = tx->tail = -1;
+  if (uv_is_closing((uv_handle_t *)tx->udp) ||
+      uv_fileno((const uv_handle_t *)tx->udp, &fd) != 0) {
+    np->counters.send_failures += n;
+    for (i = 0; i < n; ++i) {
+      net_tx_failed(np, tx, np->txmsgs[np->txorder[i]].upstream_id);
+    }
+    return;
+  }
+  while (i < n) {
+    int rv = sendmmsg(fd, h + i, (unsigned int)(n - i), 0);
+    if (rv > 0) {
+      i += (size_t)rv;
+      continue;
+    }
+    if (rv < 0 && errno == EINTR) {
+      continue;
+    }
+    if (rv < 0 &&
+        (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+      /* The socket buffer is full: libuv sends the rest when it can. */
+      for (; i < n; ++i) {
+        rp_net_txmsg *m = &np->txmsgs[np->txorder[i]];
+        if (net_slot_send(np, tx->udp, np->txbuf + m->off, m->len,
+                          m->addrlen ? (const struct sockaddr *)&m->addr
+                                     : NULL) != 0) {
+          net_tx_failed(np, tx, m->upstream_id);
+        }
+      }
+      break;
+    }
+    /* Datagram i failed (e.g. ECONNREFUSED after ICMP port unreachable
+       on a connected socket): count it and go on with the next. */
+    ++np->counters.send_failures;
+    net_tx_failed(np, tx, np->txmsgs[np->txorder[i]].upstream_id);
+    ++i;
+  }
+}
+
+void rp_net_tx_flush(rp_net_pool *np) {
+  size_t d;
+  if (np->ntx == 0) {
+    return;
+  }
+  /* Failures go to errq: nothing is called back while the queue is
+     walked. */
+  ++np->in_core;
+  for (d = 0; d < np->ntxdirty; ++d) {
+    net_tx_flush_sock(np, np->txdirty[d]);
+  }
+  --np->in_core;
+  np->ntx = 0;
+  np->txbuf_used = 0;
+  np->ntxdirty = 0;
+  if (!np->in_core && np->errq_len > 0) {
+    rp_net_flush(np, rp_net_now());
+  }
+}
+
+rp_tstamp rp_net_rx_now(rp_net_pool *np, unsigned flags) {
+  if (!(flags & UV_UDP_MMSG_CHUNK)) {
+    return rp_net_now();
+  }
+  if (np->rx_now == RP_TSTAMP_UNSET) {
+    np->rx_now = rp_net_now();
+  }
+  return np->rx_now;
+}
+
+/* rp_net_tx_run sends the queue until it stays empty (reporting a failure
+   may make the core send elsewhere). */
+void rp_net_tx_run(rp_net_pool *np) {
+  np->rx_now = RP_TSTAMP_UNSET;
+  while (np->ntx > 0 && !np->in_core) {
+    rp_net_tx_flush(np);
+  }
+}
+
+void rp_net_tx_prepare_cb(uv_prepare_t *h) { rp_net_tx_run(h->data); }
+
+void rp_net_tx_check_cb(uv_check_t *h) { rp_net_tx_run(h->data); }
