@@ -99,6 +99,9 @@ typedef struct rp_try {
   /* under_cap is 1 for a send within the cap trouble last set
      (rp_ratelim_within_safe): its drop is loss, not overflow. */
   uint8_t under_cap;
+  /* stale is 1 once the try, at a resolver in probation, passed its
+     hedge time unanswered: it no longer holds the probation slot. */
+  uint8_t stale;
 } rp_try;
 
 struct rp_query {
@@ -147,6 +150,9 @@ typedef struct rp_res {
   /* tiebreak orders resolvers never used (random at add). */
   uint64_t tiebreak;
   rp_tstamp added;
+  /* up_at is when the resolver last came back up (0 before): losses of
+     tries sent before it are not counted. */
+  rp_tstamp up_at;
   /* last_used is the last send, 0 before any. */
   rp_tstamp last_used;
   /* use_seq orders sends (LRU): many sends share one |now| when a
@@ -174,6 +180,14 @@ typedef struct rp_res {
      pool's down_wait list (no live query was there at its timer). */
   rp_list down_node;
   uint32_t inflight;
+  /* stale counts open tries marked stale (rp_try.stale). */
+  uint32_t stale;
+  /* prob_counted is 1 while |r| counts in pool->nprob_up; prob_failed
+     is 1 once a try of it was lost or failed in probation. */
+  int prob_counted;
+  int prob_failed;
+  /* stale_used counts tries marked stale in this probation. */
+  int stale_used;
   /* cost is latency / (1 - loss), ns as double; < 0 when unknown. */
   double cost;
   /* strat_key is the key of e_strat. */
@@ -216,6 +230,10 @@ struct rp_pool {
   size_t res_hint;
   size_t nres;
   size_t nup;
+  /* nprob_up counts up resolvers still in probation that lost nothing
+     yet: while one is, a query that finds no capacity is held, never
+     failed at once. */
+  size_t nprob_up;
 
   /* The query table: max_inflight slots. */
   rp_query *queries;
@@ -270,6 +288,14 @@ struct rp_pool {
 
   rp_pool_stats stats;
 };
+
+/* rp_res_probation_busy returns 1 if |r| is in probation with its one
+   query in flight. A try past its hedge time (a few per probation) no
+   longer counts (a burst overflow must not keep a new resolver idle for
+   per_attempt; a lossy resolver stays slow in probation). */
+static inline int rp_res_probation_busy(const rp_res *r) {
+  return r->probation && r->inflight > r->stale;
+}
 
 /* --- select.c --- */
 

@@ -15,23 +15,26 @@ static uint64_t idmap_key(uint32_t res, uint16_t id) {
 }
 
 static size_t idmap_home(const rp_idmap *map, uint64_t key) {
-  return (size_t)((key * IDMAP_HASH_MULT) >> 32) & map->mask;
+  return (size_t)((key * IDMAP_HASH_MULT) >> map->shift) & map->mask;
 }
 
 int rp_idmap_init(rp_idmap *map, size_t n, const rp_mem *mem) {
   size_t nslots = 16;
+  unsigned bits = 4;
 
   while (nslots / IDMAP_LOAD_DIV < n) {
     if (nslots >= IDMAP_MAX_SLOTS) {
       return RP_ERR_INVALID_ARGUMENT;
     }
     nslots *= 2;
+    ++bits;
   }
   map->slots = mem->calloc(nslots, sizeof(rp_idmap_slot), mem->user_data);
   if (map->slots == NULL) {
     return RP_ERR_NOMEM;
   }
   map->mask = nslots - 1;
+  map->shift = 64u - bits;
   map->len = 0;
   map->limit = nslots / IDMAP_LOAD_DIV;
   map->mem = mem;
@@ -70,6 +73,25 @@ int rp_idmap_put(rp_idmap *map, uint32_t res, uint16_t id,
   i = idmap_home(map, key);
   while (map->slots[i].key != 0) {
     i = (i + 1) & map->mask;
+  }
+  map->slots[i] = (rp_idmap_slot){.key = key, .value = value};
+  ++map->len;
+  return 0;
+}
+
+int rp_idmap_insert(rp_idmap *map, uint32_t res, uint16_t id,
+                    rp_idmap_value value) {
+  uint64_t key = idmap_key(res, id);
+  size_t i = idmap_home(map, key);
+
+  while (map->slots[i].key != 0) {
+    if (map->slots[i].key == key) {
+      return 1;
+    }
+    i = (i + 1) & map->mask;
+  }
+  if (map->len >= map->limit) {
+    return RP_ERR_FULL;
   }
   map->slots[i] = (rp_idmap_slot){.key = key, .value = value};
   ++map->len;

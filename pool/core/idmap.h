@@ -33,6 +33,9 @@ typedef struct rp_idmap {
   rp_idmap_slot *slots;
   /* mask is the number of slots - 1 (a power of two). */
   size_t mask;
+  /* shift is 64 - log2(slots): the home slot is the top bits of the
+     Fibonacci hash (the low bits of the product mix poorly). */
+  unsigned shift;
   /* len is the number of keys; limit the most allowed (half full). */
   size_t len;
   size_t limit;
@@ -54,6 +57,13 @@ const rp_idmap_value *rp_idmap_get(const rp_idmap *map, uint32_t res,
    Returns 0 or RP_ERR_FULL when the table is at its limit. */
 int rp_idmap_put(rp_idmap *map, uint32_t res, uint16_t id,
                  rp_idmap_value value);
+
+/* rp_idmap_insert adds (|res|, |id|) -> |value| if the key is absent,
+   with one probe sequence (rp_idmap_get then rp_idmap_put walk it
+   twice). Returns 0 when added, 1 when the key is already there (the
+   map is unchanged), RP_ERR_FULL when the table is at its limit. */
+int rp_idmap_insert(rp_idmap *map, uint32_t res, uint16_t id,
+                    rp_idmap_value value);
 
 /* rp_idmap_del removes (|res|, |id|) if present. */
 void rp_idmap_del(rp_idmap *map, uint32_t res, uint16_t id);

@@ -341,7 +341,10 @@ static void pool_try_close(rp_pool *pool, rp_query *q, rp_try *t,
   }
   rp_idmap_del(&pool->ids, r->slot, t->upstream_id);
   --r->inflight;
-  if (r->where == RP_WHERE_BUSY && r->inflight == 0) {
+  if (t->stale) {
+    --r->stale;
+  }
+  if (r->where == RP_WHERE_BUSY && !rp_res_probation_busy(r)) {
     rp_select_place(pool, r, now);
   }
 }
@@ -391,14 +394,17 @@ static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
   }
   for (i = 0; i < RP_CORE_ID_DRAWS; ++i) {
     id = pool_rand16(pool);
-    if (rp_idmap_get(&pool->ids, r->slot, id) == NULL) {
+    rv = rp_idmap_insert(
+        &pool->ids, r->slot, id,
+        (rp_idmap_value){.query = q->idx, .try_index = q->ntries});
+    if (rv == 0) {
       break;
     }
+    if (rv < 0) {
+      return 0;
+    }
   }
-  if (i == RP_CORE_ID_DRAWS ||
-      rp_idmap_put(&pool->ids, r->slot, id,
-                   (rp_idmap_value){.query = q->idx, .try_index = q->ntries}) !=
-          0) {
+  if (i == RP_CORE_ID_DRAWS) {
     return 0;
   }
   t = &q->tries[q->ntries++];
@@ -467,12 +473,26 @@ static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
 /* Resolver state                                                     */
 /* ---------------------------------------------------------------- */
 
+/* pool_prob_sync counts |r| in pool->nprob_up while it is up, in
+   probation and lost nothing yet: one that will soon take queries. */
+static void pool_prob_sync(rp_pool *pool, rp_res *r) {
+  int want = !r->down && r->probation && !r->prob_failed;
+
+  if (want && !r->prob_counted) {
+    ++pool->nprob_up;
+  } else if (!want && r->prob_counted) {
+    --pool->nprob_up;
+  }
+  r->prob_counted = want;
+}
+
 /* pool_res_down takes |r| down at |now|. */
 static void pool_res_down(rp_pool *pool, rp_res *r, rp_tstamp now) {
   rp_select_unplace(pool, r);
   r->down = 1;
   r->where = RP_WHERE_DOWN;
   --pool->nup;
+  pool_prob_sync(pool, r);
   if (rp_list_linked(&r->rr_node)) {
     if (pool->rr_next == &r->rr_node) {
       pool->rr_next = r->rr_node.next;
@@ -500,6 +520,21 @@ static int pool_res_up(rp_pool *pool, rp_res *r, rp_tstamp now) {
   r->down = 0;
   r->where = RP_WHERE_NONE;
   ++pool->nup;
+  r->prob_failed = 0;
+  pool_prob_sync(pool, r);
+  /* What it lost while down (and the tries sent then that are still
+     open) says nothing about it now that it answers again: a revived
+     resolver starts with a clean loss record and no cap. */
+  r->up_at = now;
+  r->health.n = 0.0;
+  r->health.lost = 0.0;
+  r->health.last_loss = RP_TSTAMP_UNSET;
+  r->rl.cap = 0.0;
+  r->rl.tokens = 0.0;
+  r->rl.last_trouble = RP_TSTAMP_UNSET;
+  r->rl.pending = 0;
+  r->rl.drop_capped_at = RP_TSTAMP_UNSET;
+  r->rl.last_drop = RP_TSTAMP_UNSET;
   rp_list_push_back(&pool->rr_ring, &r->rr_node);
   rp_select_refresh(pool, r, now);
   rp_select_place(pool, r, now);
@@ -515,6 +550,7 @@ static void pool_res_reply(rp_pool *pool, rp_res *r, int score_delta,
   rp_health_reply(&r->health, pool->set.loss_window, score_delta, now);
   if (r->probation && r->replies >= pool->set.probation_answers) {
     r->probation = 0;
+    pool_prob_sync(pool, r);
     if (r->where == RP_WHERE_BUSY) {
       rp_select_place(pool, r, now);
     }
@@ -529,6 +565,10 @@ static void pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
                             int under_cap, int is_drop, rp_tstamp now) {
   uint32_t count_loss = 1;
 
+  if (sent < r->up_at) {
+    /* Sent while it was down: judged when it went down. */
+    return;
+  }
   if (is_drop) {
     ++r->dropped;
     if (rp_ratelim_on_drop(&r->rl, &pool->set, sent, under_cap, now,
@@ -545,6 +585,10 @@ static void pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
                  r->rl.last_answer == RP_TSTAMP_UNSET ||
                      r->rl.last_answer < sent,
                  pool->set.score_failure, now);
+  if (r->probation && !r->prob_failed) {
+    r->prob_failed = 1;
+    pool_prob_sync(pool, r);
+  }
   if (!r->down && r->health.fails_in_row >= pool->set.down_after) {
     pool_res_down(pool, r, now);
   }
@@ -628,6 +672,67 @@ static void pool_query_free(rp_pool *pool, rp_query *q, rp_tstamp now) {
   --pool->ninflight;
 }
 
+/* POOL_PROBATION_STALE is how many tries per probation may be marked
+   stale. */
+#define POOL_PROBATION_STALE 8
+
+/* pool_try_may_stale returns 1 if the open try |t| is at a resolver in
+   probation and may be marked stale (pool_try_stale_at): a few times
+   per probation (POOL_PROBATION_STALE), and only after the resolver
+   replied three times with nothing lost (the sign of a burst limit it met
+   answering back-to-back queries; a lossy resolver mostly stays slow in
+   probation). */
+static int pool_try_may_stale(const rp_pool *pool, const rp_try *t) {
+  const rp_res *r = pool_res(pool, t->res);
+
+  return r != NULL && r->probation && !t->stale &&
+         t->hedge_at != RP_TSTAMP_UNSET &&
+         r->stale_used < POOL_PROBATION_STALE &&
+         r->replies >= 3 &&
+         r->health.total_lost == 0;
+}
+
+/* pool_try_stale_at returns when the open try |t| may be marked stale:
+   its hedge time, but no sooner than past_cap_interval after its send
+   (a burst limit it met refills meanwhile, as for a send past a cap). */
+static rp_tstamp pool_try_stale_at(const rp_pool *pool, const rp_try *t) {
+  rp_tstamp floor = rp_tstamp_add(t->sent, pool->set.past_cap_interval);
+
+  return t->hedge_at > floor ? t->hedge_at : floor;
+}
+
+/* pool_try_stale marks the open try |t| stale: its resolver may take
+   its next probation query. */
+static void pool_try_stale(rp_pool *pool, rp_try *t, rp_tstamp now) {
+  rp_res *r = pool_res(pool, t->res);
+
+  if (!pool_try_may_stale(pool, t)) {
+    return;
+  }
+  ++r->stale_used;
+  t->stale = 1;
+  ++r->stale;
+  /* Likely lost: its next tries are hedged early (early_hedge_rtts), so
+     a lossy resolver let through probation does not stall the stream
+     for per_attempt; no loss is counted until the try expires. */
+  r->health.last_loss = now;
+  if (r->rl.cap <= 0.0) {
+    uint32_t nloss;
+
+    /* Likely a burst limit met: cap it now as for a drop (assume_qps
+       before assume_answers), not after per_attempt, so that the end of
+       probation does not pour every waiting query into a resolver that
+       drops what it cannot take. The try is judged when it expires. */
+    if (rp_ratelim_on_drop(&r->rl, &pool->set, t->sent, 0, now, &nloss)) {
+      pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_CAP, now,
+               "ev=cap srv=%u why=stale cap_qps=%.1f", r->slot, r->rl.cap);
+    }
+  }
+  if (r->where == RP_WHERE_BUSY && !rp_res_probation_busy(r)) {
+    rp_select_place(pool, r, now);
+  }
+}
+
 /* pool_query_next returns |q|'s next event. */
 static rp_tstamp pool_query_next(const rp_pool *pool, const rp_query *q) {
   rp_tstamp at = q->deadline_at;
@@ -649,6 +754,9 @@ static rp_tstamp pool_query_next(const rp_pool *pool, const rp_query *q) {
     if (!q->answered && !t->hedged && t->hedge_at != RP_TSTAMP_UNSET &&
         q->nhedges < pool->set.max_hedges) {
       at = pool_min(at, t->hedge_at);
+    }
+    if (pool_try_may_stale(pool, t)) {
+      at = pool_min(at, pool_try_stale_at(pool, t));
     }
   }
   return at;
@@ -696,6 +804,10 @@ static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
   int past_cap = 0, rv;
   rp_res *r;
 
+  if (rp_list_linked(&q->wait_node)) {
+    /* Already waiting (a down copy of it failed): pool_drain places it. */
+    return 0;
+  }
   if (q->ntries >= RP_CORE_MAX_TRIES) {
     slot = RP_CORE_NONE;
   } else {
@@ -739,13 +851,17 @@ static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
     q->wait_end =
         pool_min(rp_tstamp_add(now, pool->set.token_wait), q->deadline_at);
   }
-  if (pool->set.wait_for_token && q->ntries < RP_CORE_MAX_TRIES &&
-      now < q->wait_end) {
+  /* A resolver still in probation is no cap: while one is, the query is
+     held (it takes the probation slot when it frees), never failed at
+     once, whatever wait_for_token says. */
+  if ((pool->set.wait_for_token || pool->nprob_up > 0) &&
+      q->ntries < RP_CORE_MAX_TRIES && now < q->wait_end) {
     q->wait_until = q->wait_end;
     if (!q->waited) {
       ++pool->stats.waits;
     }
     q->waited = 1;
+    assert(!rp_list_linked(&q->wait_node));
     rp_list_push_back(&pool->wait_q, &q->wait_node);
     return 0;
   }
@@ -967,6 +1083,9 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
       }
       continue;
     }
+    if (pool_try_may_stale(pool, t) && now >= pool_try_stale_at(pool, t)) {
+      pool_try_stale(pool, t, now);
+    }
     if (!q->answered && !t->hedged && t->hedge_at != RP_TSTAMP_UNSET &&
         now >= t->hedge_at && q->nhedges < pool->set.max_hedges) {
       t->hedged = 1;
@@ -1104,6 +1223,7 @@ int rp_pool_add_resolver(rp_pool *pool, const rp_resolver_config *config,
   pool->res_hint = slot + 1;
   ++pool->nres;
   ++pool->nup;
+  pool_prob_sync(pool, r);
   rp_list_push_back(&pool->rr_ring, &r->rr_node);
   rp_select_refresh(pool, r, now);
   rp_select_place(pool, r, now);
@@ -1129,6 +1249,7 @@ int rp_pool_remove_resolver(rp_pool *pool, uint32_t resolver_id,
   }
   r->down = 1;
   r->where = RP_WHERE_NONE;
+  pool_prob_sync(pool, r);
   rp_select_refresh(pool, r, now);
   rp_select_fw_set(pool, r, 0);
   rp_pq_remove(&pool->strat, &r->e_strat);
@@ -1170,7 +1291,7 @@ int rp_pool_remove_resolver(rp_pool *pool, uint32_t resolver_id,
    of the most recent client query, else a query for probe_name. */
 static int pool_probe(rp_pool *pool, rp_res *r, rp_tstamp now) {
   rp_dns_name name;
-  rp_dns_msg msg;
+  rp_dns_brief msg;
   rp_ssize n;
   uint16_t id = 0;
   size_t len;
@@ -1209,7 +1330,7 @@ static int pool_probe(rp_pool *pool, rp_res *r, rp_tstamp now) {
   } else {
     return 0;
   }
-  if (rp_dns_parse(&msg, pool->scratch, len) != 0 || !msg.has_question) {
+  if (rp_dns_parse_brief(&msg, pool->scratch, len) != 0 || !msg.has_question) {
     return 0;
   }
   r->probe_q = msg.question;
@@ -1367,7 +1488,7 @@ static int pool_res_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
 int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
                    const rp_client *client, rp_tstamp now) {
   rp_dns_header hdr;
-  rp_dns_msg msg;
+  rp_dns_brief msg;
   rp_query *q;
   uint32_t slot;
   int rv;
@@ -1385,7 +1506,7 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   if (rv < 0) {
     return rv;
   }
-  if (rp_dns_parse(&msg, query, len) != 0 || !msg.has_question) {
+  if (rp_dns_parse_brief(&msg, query, len) != 0 || !msg.has_question) {
     ++pool->stats.malformed;
     return pool_fail_bytes(pool, client, query, len, RP_DNS_RCODE_FORMERR);
   }
@@ -1479,7 +1600,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
                       const uint8_t *answer, size_t len, uint32_t flags,
                       rp_tstamp now) {
   const rp_idmap_value *v;
-  rp_dns_msg msg;
+  rp_dns_brief msg;
   rp_res *r;
   rp_query *q;
   rp_try *t;
@@ -1500,7 +1621,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
     ++pool->stats.spoofed;
     return 0;
   }
-  if (rp_dns_parse(&msg, answer, len) != 0) {
+  if (rp_dns_parse_brief(&msg, answer, len) != 0) {
     ++pool->stats.malformed;
     return 0;
   }

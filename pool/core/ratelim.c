@@ -298,6 +298,11 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     }
     if (ratelim_may_lower(rl, sent_at, now)) {
       rate = rp_ratelim_rate(rl, set, now);
+      if (rl->answers < set->assume_answers && rate < set->assume_qps) {
+        /* As for a refusal: a few answers (one at a time in probation)
+           show only how little the resolver was sent. */
+        rate = set->assume_qps;
+      }
       ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
       if (under_cap) {
         rl->drop_capped_at = now;

@@ -12,9 +12,9 @@
  * - Refusal: cap = cap_refusal_factor (1.2) x rate; a refused query is
  *   resent at once, so a little overshoot keeps the resolver saturated.
  *   The refusal empties the bucket. Before assume_answers (10) answers
- *   the rate is taken as assume_qps (10 q/s): a resolver that refuses
- *   does at least some tens a second, and two answers over 20 ms say
- *   nothing. After a quiet spell (no trouble for quiet_spell) the cap
+ *   the rate is taken as assume_qps (40 q/s), for a refusal and for a
+ *   drop: a resolver that refuses does at least some tens a second, and
+ *   two answers over 20 ms (or one at a time in probation) say nothing. After a quiet spell (no trouble for quiet_spell) the cap
  *   drops by at most quiet_max_step (30 %): a quiet resolver's answer
  *   rate only shows how little it was sent.
  * - Drop (a try lost while the resolver answered others within

@@ -186,7 +186,7 @@ void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now) {
   if (pool->set.load_balance != RP_BALANCE_AUTO) {
     return;
   }
-  if (r->probation && r->inflight > 0) {
+  if (rp_res_probation_busy(r)) {
     r->where = RP_WHERE_BUSY;
     return;
   }
@@ -307,7 +307,7 @@ void rp_select_refresh(rp_pool *pool, rp_res *r, rp_tstamp now) {
    Returns 1 and takes the token, or 0 after moving |r| (which must be
    popped from its heap by the caller first) to the set that fits. */
 static int select_take(rp_pool *pool, rp_res *r, rp_tstamp now) {
-  if (r->probation && r->inflight > 0) {
+  if (rp_res_probation_busy(r)) {
     r->where = RP_WHERE_BUSY;
     return 0;
   }
@@ -506,7 +506,7 @@ uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
     aside[naside++] = r;
     if (rp_select_has_open(q, r->slot) ||
         r->inflight >= RP_CORE_RES_MAX_INFLIGHT ||
-        (r->probation && r->inflight > 0)) {
+        rp_res_probation_busy(r)) {
       continue;
     }
     if (r->rl.cap > 0.0) {
@@ -527,13 +527,18 @@ uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
 uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
   rp_res *aside[RP_CORE_MAX_TRIES + SELECT_COPY_SPREAD];
   size_t naside = 0, i, ncand = 0;
-  rp_res *best = NULL, *r;
+  rp_res *best = NULL, *same = NULL, *r;
   rp_pq_entry *pe;
   double limit = -1.0;
 
   (void)now;
   /* Among the unlimited resolvers as good as the soonest and surest
-     (the equal-cost band of the cheapest), the least recently used. */
+     (the equal-cost band of the cheapest), the least recently used that
+     has no try of this query open: copies take turns like first sends
+     and never double up on the first send's resolver while another
+     equally good one is there. Only when every candidate already has a
+     try of the query (one unlimited resolver) does the copy go to one
+     of them, never twice. */
   while ((pe = rp_pq_top(&pool->unlim)) != NULL &&
          naside < RP_CORE_MAX_TRIES + SELECT_COPY_SPREAD &&
          ncand < SELECT_COPY_SPREAD) {
@@ -543,12 +548,18 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
     }
     rp_pq_pop(&pool->unlim);
     aside[naside++] = r;
+    if (limit < 0.0) {
+      limit = pool->set.band_ratio * r->cost + (double)pool->set.band_slack;
+    }
     if (select_has_open_copy(q, r->slot) ||
         r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
       continue;
     }
-    if (limit < 0.0) {
-      limit = pool->set.band_ratio * r->cost + (double)pool->set.band_slack;
+    if (rp_select_has_open(q, r->slot)) {
+      if (same == NULL || r->use_seq < same->use_seq) {
+        same = r;
+      }
+      continue;
     }
     ++ncand;
     if (best == NULL || r->use_seq < best->use_seq) {
@@ -557,6 +568,9 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
   }
   for (i = 0; i < naside; ++i) {
     select_push(&pool->unlim, &aside[i]->e_unlim);
+  }
+  if (best == NULL) {
+    best = same;
   }
   return best ? best->slot : RP_CORE_NONE;
 }
@@ -602,7 +616,7 @@ uint32_t rp_select_past_cap(rp_pool *pool, rp_query *q, rp_tstamp now) {
   }
   r = rp_container_of(pe, rp_res, e_pastcap);
   if (r->pastcap_at > now || rp_select_has_open(q, r->slot) ||
-      (r->probation && r->inflight > 0) ||
+      rp_res_probation_busy(r) ||
       r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
     return RP_CORE_NONE;
   }

@@ -5,8 +5,11 @@
  * - Every constant of DESIGN.md section 5 is a field; the values here
  *   are the documented starting points (docs/pool-behaviour.md).
  * - Kinds differ in duplicate and wait_for_token only:
- *   dnstt: duplicate 2, wait_for_token 0 (its KCP times retransmissions
- *   by the round trip; a held query costs it more than a failed one).
+ *   dnstt: duplicate 2, wait_for_token 1. Measured on loopback with the
+ *   scenario runner (docs/pool-behaviour.md): our dnstt client backs off
+ *   0.75-2.25 s after an error answer, so a SERVFAIL costs it far more
+ *   poll time than a query held up to 300 ms; held beat failed on
+ *   one-limited and three-limited for both minimal tunnels.
  *   masterdns: duplicate 3, wait_for_token 1.
  *   generic (a client the pool knows nothing about, the CLI without
  *   --kind): duplicate 2, wait_for_token 1. The original dnstt-client
@@ -65,7 +68,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .quiet_spell = 3 * RP_SECONDS,
       .quiet_max_step = 0.3,
       .assume_answers = 10,
-      .assume_qps = 10.0,
+      .assume_qps = 40.0,
       .bucket_depth = 200 * RP_MILLISECONDS,
       .token_wait = 300 * RP_MILLISECONDS,
       .past_cap_interval = 100 * RP_MILLISECONDS,
@@ -101,7 +104,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
   switch (kind) {
   case RP_KIND_DNSTT:
     settings->duplicate = SETTINGS_DUP_DNSTT;
-    settings->wait_for_token = 0;
+    settings->wait_for_token = 1;
     break;
   case RP_KIND_MASTERDNS:
     settings->duplicate = SETTINGS_DUP_MASTERDNS;

@@ -440,6 +440,76 @@ int rp_dns_parse(rp_dns_msg *msg, const uint8_t *buf, size_t len) {
   return 0;
 }
 
+int rp_dns_parse_brief(rp_dns_brief *brief, const uint8_t *buf, size_t len) {
+  rp_dns_cursor cur;
+  rp_dns_rr rr;
+  size_t i;
+  int rv, has_edns = 0;
+  rp_dns_cursor c;
+
+  brief->has_question = 0;
+  rv = rp_dns_parse_header(&brief->hdr, buf, len);
+  if (rv != 0) {
+    return rv;
+  }
+  brief->rcode = (uint16_t)(brief->hdr.flags & RP_DNS_RCODE_MASK);
+  if (brief->hdr.qdcount > 1) {
+    return RP_ERR_MALFORMED;
+  }
+  rp_dns_cursor_init(&cur, buf, len);
+  cur.pos = RP_DNS_HEADER_LEN;
+  if (brief->hdr.qdcount == 1) {
+    rv = dns_read_question(&cur, &brief->question);
+    if (rv != 0) {
+      return rv;
+    }
+    brief->has_question = 1;
+  }
+  for (i = 0; i < brief->hdr.ancount; i++) {
+    rv = dns_read_rr(&cur, &rr);
+    if (rv == 0) {
+      rv = dns_check_rdata(&cur, &rr);
+    }
+    if (rv != 0) {
+      return rv;
+    }
+  }
+  for (i = 0; i < brief->hdr.nscount; i++) {
+    rv = dns_read_rr(&cur, &rr);
+    if (rv != 0) {
+      return rv;
+    }
+  }
+  for (i = 0; i < brief->hdr.arcount; i++) {
+    rv = dns_read_rr(&cur, &rr);
+    if (rv != 0) {
+      return rv;
+    }
+    if (rr.type != RP_DNS_TYPE_OPT) {
+      continue;
+    }
+    /* The checks of dns_read_opt. */
+    if (has_edns || rr.name.len != 1) {
+      return RP_ERR_MALFORMED;
+    }
+    rp_dns_cursor_init(&c, buf + rr.rdata_off, rr.rdata_len);
+    while (cursor_left(&c) > 0) {
+      uint16_t code;
+      uint16_t olen;
+      if (rp_dns_cursor_u16(&c, &code) != 0 ||
+          rp_dns_cursor_u16(&c, &olen) != 0 ||
+          rp_dns_cursor_skip(&c, olen) != 0) {
+        return RP_ERR_MALFORMED;
+      }
+    }
+    has_edns = 1;
+    brief->rcode = (uint16_t)((brief->rcode & RP_DNS_RCODE_MASK) |
+                              ((rr.ttl >> DNS_EDNS_EXT_RCODE_SHIFT)
+                               << DNS_RCODE_BITS));
+  }
+  return 0;
+}
+
 uint16_t rp_dns_get_id(const uint8_t *buf) { return dns_load16(buf); }
 
 void rp_dns_set_id(uint8_t *buf, uint16_t id) { dns_store16(buf, id); }

@@ -161,6 +161,24 @@ int rp_dns_parse_header(rp_dns_header *hdr, const uint8_t *buf, size_t len);
    borrows |buf|. */
 int rp_dns_parse(rp_dns_msg *msg, const uint8_t *buf, size_t len);
 
+/* rp_dns_brief is what rp_dns_parse_brief keeps of a message: the
+   header, the first question and the full rcode; small enough to live
+   on the stack of a hot path (rp_dns_msg is over 8 KB). */
+typedef struct rp_dns_brief {
+  rp_dns_header hdr;
+  /* has_question is 1 if qdcount >= 1 and the question parsed. */
+  int has_question;
+  rp_dns_question question;
+  /* rcode is the full rcode: header bits plus EDNS extended bits. */
+  uint16_t rcode;
+} rp_dns_brief;
+
+/* rp_dns_parse_brief checks a message exactly as rp_dns_parse does
+   (returns 0 or RP_ERR_MALFORMED for the same inputs) but keeps only
+   the header, the question and the rcode, without filling an
+   rp_dns_msg. */
+int rp_dns_parse_brief(rp_dns_brief *brief, const uint8_t *buf, size_t len);
+
 /* rp_dns_get_id returns the ID of a message of at least 2 bytes. */
 uint16_t rp_dns_get_id(const uint8_t *buf);
 

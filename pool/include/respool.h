@@ -248,9 +248,12 @@ typedef struct rp_settings {
      lowers the cap by (0.3). */
   double quiet_max_step;
   /* assume_answers: a first refusal before this many answers assumes
-     assume_qps (10). */
+     assume_qps (10); a drop before then too. */
   uint32_t assume_answers;
-  /* assume_qps is the answer rate assumed then, queries/s (10). */
+  /* assume_qps is the answer rate assumed then, queries/s (40: a
+     refusing resolver starts at cap 48, a dropping one at 36; too high
+     costs a few refusals, resent at once, too low starves it while the
+     cap grows at cap_growth). */
   double assume_qps;
   /* bucket_depth is the token bucket's depth as a span of the cap, ns
      (200 ms: cap 30 q/s -> 6 tokens; never below one token). */

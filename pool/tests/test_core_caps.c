@@ -15,6 +15,17 @@ static void start(harness *h, int wait, uint64_t seed) {
   assert_int_equal(h_init(h, &set, seed), 0);
 }
 
+/* start_slow is start with assume_qps 10 (cap 12 after a first
+   refusal), for tests that time single sends. */
+static void start_slow(harness *h, int wait, uint64_t seed) {
+  rp_settings set;
+
+  h_default_settings(&set);
+  set.wait_for_token = wait;
+  set.assume_qps = 10.0;
+  assert_int_equal(h_init(h, &set, seed), 0);
+}
+
 /* A resolver refusing past 25 q/s under 100 q/s ends with a cap between
    20 and 32 q/s within 10 simulated seconds (held or failed). */
 static void test_core_caps_refusal_learns_limit(void **state) {
@@ -119,7 +130,7 @@ static void test_core_caps_wait_for_token(void **state) {
   harness h;
 
   (void)state;
-  start(&h, 1, 34);
+  start_slow(&h, 1, 34);
   h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
   h_submit(&h);
   h_step_to(&h, 309 * MS);
@@ -131,7 +142,16 @@ static void test_core_caps_wait_for_token(void **state) {
   assert_true(h.fakes[0].got >= 2);
   h_free(&h);
 
-  start(&h, 0, 34);
+  /* Without wait_for_token, SERVFAIL at once once no resolver is in
+     probation (probation is no cap: see the next test). */
+  {
+    rp_settings set;
+
+    h_default_settings(&set);
+    set.wait_for_token = 0;
+    set.probation_answers = 1;
+    assert_int_equal(h_init(&h, &set, 34), 0);
+  }
   h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
   h_submit(&h);
   h_step_to(&h, 10 * MS);
@@ -140,9 +160,30 @@ static void test_core_caps_wait_for_token(void **state) {
   h_free(&h);
 }
 
+/* Probation never fails a query at once: with wait_for_token 0, queries
+   that arrive while every resolver has its one probation query in
+   flight are held and sent as the probation slots free. */
+static void test_core_caps_probation_holds(void **state) {
+  harness h;
+  int i;
+
+  (void)state;
+  start(&h, 0, 35);
+  h_add(&h, &(h_fake){.delay = 10 * MS});
+  h_add(&h, &(h_fake){.delay = 10 * MS});
+  for (i = 0; i < 6; ++i) {
+    h_submit(&h);
+  }
+  h_step_to(&h, 200 * MS);
+  assert_int_equal(h.failed, 0);
+  assert_true(h_pstats(&h).delivered >= 6);
+  assert_true(h_pstats(&h).waits >= 1);
+  h_free(&h);
+}
+
 /* One waiting query per resolver per 100 ms is sent past the cap, but
    not while the resolver refused lately; a first refusal before 10
-   answers assumes 10 q/s (cap 12). Answers above the cap for two whole
+   answers assumes assume_qps (here 10 q/s: cap 12). Answers above the cap for two whole
    seconds raise it. */
 static void test_core_caps_past_cap(void **state) {
   harness h;
@@ -151,7 +192,15 @@ static void test_core_caps_past_cap(void **state) {
   double cap;
 
   (void)state;
-  start(&h, 1, 35);
+  {
+    rp_settings set;
+
+    /* assume_qps 10 (cap 12), below the offered 100 q/s. */
+    h_default_settings(&set);
+    set.wait_for_token = 1;
+    set.assume_qps = 10.0;
+    assert_int_equal(h_init(&h, &set, 35), 0);
+  }
   h_add(&h, &(h_fake){.delay = 5 * MS,
                       .refuse = 1,
                       .refuse_from = 0,
@@ -210,6 +259,7 @@ int main(void) {
       cmocka_unit_test(test_core_caps_drop),
       cmocka_unit_test(test_core_caps_refusal_resent_at_once),
       cmocka_unit_test(test_core_caps_wait_for_token),
+      cmocka_unit_test(test_core_caps_probation_holds),
       cmocka_unit_test(test_core_caps_past_cap),
       cmocka_unit_test(test_core_caps_three_limited),
   };

@@ -358,7 +358,7 @@ static void test_core_pool_settings(void **state) {
   (void)state;
   rp_settings_default(&s, RP_KIND_DNSTT);
   assert_int_equal(s.duplicate, 2);
-  assert_int_equal(s.wait_for_token, 0);
+  assert_int_equal(s.wait_for_token, 1);
   rp_settings_default(&s, RP_KIND_MASTERDNS);
   assert_int_equal(s.duplicate, 3);
   assert_int_equal(s.wait_for_token, 1);

@@ -66,7 +66,8 @@ static void test_core_ratelim_refusal_cap(void **state) {
   assert_int_equal(rp_ratelim_take(&rl), 0);
 }
 
-/* A first refusal before 10 answers assumes 10 q/s: cap 12. */
+/* A first refusal before 10 answers assumes assume_qps: cap 1.2 x it
+   (40 q/s by default: cap 48), however fast the few answers came. */
 static void test_core_ratelim_assume_ten(void **state) {
   rp_ratelim rl;
   rp_tstamp now = 0;
@@ -76,7 +77,26 @@ static void test_core_ratelim_assume_ten(void **state) {
   answer_at_rate(&rl, &now, 200, 20 * MS);
   assert_true(rl.answers < 10);
   rp_ratelim_on_refusal(&rl, &set, now, now);
-  assert_true(rl.cap > 11.9 && rl.cap < 12.1);
+  assert_true(rl.cap > 1.2 * set.assume_qps - 0.1 &&
+              rl.cap < 1.2 * set.assume_qps + 0.1);
+}
+
+/* A drop before 10 answers (one at a time in probation) assumes
+   assume_qps too: cap 0.9 x it, not 0.9 x the little it was sent. */
+static void test_core_ratelim_drop_assumes(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  uint32_t nloss;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 3, 2 * S);
+  assert_true(rl.answers < 10);
+  now += 100 * MS;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &nloss),
+                   1);
+  assert_true(rl.cap > 0.9 * set.assume_qps - 0.1 &&
+              rl.cap < 0.9 * set.assume_qps + 0.1);
 }
 
 /* Overflow grace: refusals within 1 s of the cap change, or of tries
@@ -298,6 +318,7 @@ int main(void) {
       cmocka_unit_test(test_core_ratelim_rate_window),
       cmocka_unit_test(test_core_ratelim_refusal_cap),
       cmocka_unit_test(test_core_ratelim_assume_ten),
+      cmocka_unit_test(test_core_ratelim_drop_assumes),
       cmocka_unit_test(test_core_ratelim_overflow_grace),
       cmocka_unit_test(test_core_ratelim_drop),
       cmocka_unit_test(test_core_ratelim_drop_forgiven),

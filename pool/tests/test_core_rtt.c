@@ -8,8 +8,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "dns.h"
 #include "health.h"
+#include "idmap.h"
 #include "rtt.h"
+
+#include <string.h>
 
 #define MS RP_MILLISECONDS
 #define S RP_SECONDS
@@ -108,12 +112,107 @@ static void test_core_health_score_and_fails(void **state) {
   assert_true(rp_health_loss_ratio(&h) > 0.0);
 }
 
+/* rp_idmap_insert adds a key once, reports a key already there, and
+   keeps every key findable (one probe sequence for get + put). */
+static void test_core_idmap_insert(void **state) {
+  rp_idmap map;
+  const rp_idmap_value *v;
+  uint32_t i;
+
+  (void)state;
+  assert_int_equal(rp_idmap_init(&map, 1000, rp_mem_default()), 0);
+  for (i = 0; i < 1000; ++i) {
+    assert_int_equal(
+        rp_idmap_insert(&map, i % 7, (uint16_t)(i * 37),
+                        (rp_idmap_value){.query = i, .try_index = 1}),
+        0);
+  }
+  assert_int_equal(rp_idmap_insert(&map, 3, (uint16_t)(3 * 37),
+                                   (rp_idmap_value){.query = 9}),
+                   1);
+  for (i = 0; i < 1000; ++i) {
+    v = rp_idmap_get(&map, i % 7, (uint16_t)(i * 37));
+    assert_non_null(v);
+    assert_int_equal(v->query, i);
+  }
+  for (i = 0; i < 1000; i += 2) {
+    rp_idmap_del(&map, i % 7, (uint16_t)(i * 37));
+  }
+  for (i = 0; i < 1000; ++i) {
+    v = rp_idmap_get(&map, i % 7, (uint16_t)(i * 37));
+    if (i % 2 == 0) {
+      assert_null(v);
+    } else {
+      assert_non_null(v);
+      assert_int_equal(v->query, i);
+    }
+  }
+  rp_idmap_free(&map);
+}
+
+/* rp_dns_parse_brief accepts and rejects exactly what rp_dns_parse does
+   and keeps the same header, question and rcode (the core's hot path
+   parses with it). */
+static void test_core_dns_brief(void **state) {
+  static rp_dns_msg msg;
+  rp_dns_brief brief;
+  rp_dns_name name;
+  uint8_t buf[RP_DNS_MAX_MSG_LEN], ans[RP_DNS_MAX_MSG_LEN];
+  rp_ssize n, m;
+  size_t cut;
+  uint8_t payload[300];
+
+  (void)state;
+  memset(payload, 'x', sizeof(payload));
+  assert_int_equal(rp_dns_name_from_text(&name, "abc.t.example"), 0);
+  n = rp_dns_build_query(buf, sizeof(buf), 0x1234, &name, RP_DNS_TYPE_TXT,
+                         RP_DNS_EDNS_UDP_SIZE);
+  assert_true(n > 0);
+  assert_int_equal(rp_dns_parse(&msg, buf, (size_t)n), 0);
+  m = rp_dns_build_txt_answer(ans, sizeof(ans), &msg, 60, payload,
+                              sizeof(payload));
+  assert_true(m > 0);
+  for (cut = 0; cut <= (size_t)m; ++cut) {
+    int a = rp_dns_parse(&msg, ans, cut);
+    int b = rp_dns_parse_brief(&brief, ans, cut);
+
+    assert_int_equal(a, b);
+    if (a == 0) {
+      assert_int_equal(msg.has_question, brief.has_question);
+      assert_memory_equal(&msg.hdr, &brief.hdr, sizeof(msg.hdr));
+      assert_int_equal(msg.rcode, brief.rcode);
+      if (msg.has_question) {
+        assert_true(rp_dns_question_equal(&msg.question, &brief.question));
+      }
+    }
+  }
+  for (cut = 0; cut <= (size_t)n; ++cut) {
+    assert_int_equal(rp_dns_parse(&msg, buf, cut),
+                     rp_dns_parse_brief(&brief, buf, cut));
+  }
+  /* Flipped bytes: the same verdict. */
+  for (cut = 0; cut < (size_t)m; ++cut) {
+    int a, b;
+
+    ans[cut] ^= 0xff;
+    a = rp_dns_parse(&msg, ans, (size_t)m);
+    b = rp_dns_parse_brief(&brief, ans, (size_t)m);
+    assert_int_equal(a, b);
+    if (a == 0) {
+      assert_int_equal(msg.rcode, brief.rcode);
+    }
+    ans[cut] ^= 0xff;
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_rtt_fastest_window),
       cmocka_unit_test(test_core_rtt_rto),
       cmocka_unit_test(test_core_health_wilson),
       cmocka_unit_test(test_core_health_score_and_fails),
+      cmocka_unit_test(test_core_idmap_insert),
+      cmocka_unit_test(test_core_dns_brief),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,6 +44,69 @@ static void test_core_select_equal_band(void **state) {
   h_free(&h);
 }
 
+/* Copies (duplicate 2) over three equally good unlimited resolvers take
+   turns like first sends: each resolver gets 25-42 % of all sends,
+   copies included, and no copy goes to its query's first resolver. */
+static void test_core_select_copies_spread(void **state) {
+  harness h;
+  size_t i, k;
+
+  (void)state;
+  {
+    rp_settings set;
+
+    h_default_settings(&set);
+    set.duplicate = 2;
+    assert_int_equal(h_init(&h, &set, 15), 0);
+  }
+  for (i = 0; i < 3; ++i) {
+    h_add(&h, &(h_fake){.delay = 20 * MS});
+  }
+  h_run(&h, 10 * S, 100);
+  for (i = 0; i < 3; ++i) {
+    print_message("share %zu %.3f copies %llu\n", i, share(&h, i),
+                  (unsigned long long)h.fakes[i].copies_got);
+    assert_true(share(&h, i) > 0.25 && share(&h, i) < 0.42);
+  }
+  assert_true(h_pstats(&h).copies > 500);
+  /* No query went twice to one resolver. */
+  for (k = 1; k < h.nsends; ++k) {
+    size_t j;
+
+    for (j = k > 8 ? k - 8 : 0; j < k; ++j) {
+      if (h.sends[j].qn == h.sends[k].qn) {
+        assert_true(h.sends[j].res != h.sends[k].res);
+      }
+    }
+  }
+  h_free(&h);
+}
+
+/* Starvation: a 40 q/s dropping resolver next to two refusing ones (20
+   and 30) drops in probation, yet recovers to most of its rate: a try
+   past its hedge time frees the probation slot and caps it as for a
+   drop, assuming assume_qps before 10 answers. */
+static void test_core_select_dropper_recovers(void **state) {
+  harness h;
+  uint64_t before;
+  rp_resolver_stats st;
+
+  (void)state;
+  start(&h, 16);
+  h_add(&h, &(h_fake){.delay = 1 * MS, .limit_qps = 20, .burst = 2});
+  h_add(&h, &(h_fake){.delay = 1 * MS, .limit_qps = 30, .burst = 3});
+  h_add(&h, &(h_fake){
+                .delay = 1 * MS, .limit_qps = 40, .burst = 4, .limit_drops = 1});
+  h_run(&h, 6 * S, 150);
+  before = h.fakes[2].answered;
+  h_run(&h, 4 * S, 150);
+  st = h_rstats(&h, 2);
+  print_message("dropper: %.1f q/s answered, cap %.1f\n",
+                (double)(h.fakes[2].answered - before) / 4.0, st.cap_qps);
+  assert_true((double)(h.fakes[2].answered - before) / 4.0 >= 30.0);
+  h_free(&h);
+}
+
 /* A resolver 10x slower than the others gets under 5 % of queries. */
 static void test_core_select_slow_left_out(void **state) {
   harness h;
@@ -69,6 +132,7 @@ static void test_core_select_lossy_left_out(void **state) {
   h_add(&h, &(h_fake){.delay = 20 * MS});
   h_add(&h, &(h_fake){.delay = 20 * MS, .loss = 0.3});
   h_run(&h, 20 * S, 100);
+  print_message("lossy share %.3f\n", share(&h, 2));
   assert_true(share(&h, 2) < 0.05);
   /* The queries it lost were answered elsewhere (hedges, resends). */
   assert_true(h.delivered + h.failed >= 1990);
@@ -285,6 +349,8 @@ int main(void) {
       cmocka_unit_test(test_core_select_batch_same_now),
       cmocka_unit_test(test_core_select_slow_left_out),
       cmocka_unit_test(test_core_select_lossy_left_out),
+      cmocka_unit_test(test_core_select_copies_spread),
+      cmocka_unit_test(test_core_select_dropper_recovers),
       cmocka_unit_test(test_core_select_small_loss_kept),
       cmocka_unit_test(test_core_select_probation),
       cmocka_unit_test(test_core_select_retry_left_out),

@@ -277,6 +277,47 @@ static void test_core_timing_down_and_back(void **state) {
   h_free(&h);
 }
 
+/* Revival: losses while down (and of tries sent then) do not keep a
+   resolver out once it answers again: within 2 s of coming back it has
+   its full share of an equal band (not the ~0.5 q/s of a retried
+   left-out resolver). */
+static void test_core_timing_revival_full_share(void **state) {
+  harness h;
+  uint64_t before[3];
+  size_t i;
+  rp_resolver_stats st;
+
+  (void)state;
+  {
+    rp_settings set;
+
+    h_default_settings(&set);
+    assert_int_equal(h_init(&h, &set, 47), 0);
+  }
+  for (i = 0; i < 3; ++i) {
+    h_add(&h, &(h_fake){.delay = 20 * MS});
+  }
+  h_run(&h, 2 * S, 90);
+  h.fakes[2].dead = 1;
+  h_run(&h, 8 * S, 90);
+  assert_int_equal(h_rstats(&h, 2).state, RP_RESOLVER_DOWN);
+  h.fakes[2].dead = 0;
+  h_run(&h, 2 * S, 90);
+  st = h_rstats(&h, 2);
+  assert_int_not_equal(st.state, RP_RESOLVER_DOWN);
+  for (i = 0; i < 3; ++i) {
+    before[i] = h.fakes[i].got;
+  }
+  h_run(&h, 2 * S, 90);
+  print_message("after revival: %llu %llu %llu\n",
+                (unsigned long long)(h.fakes[0].got - before[0]),
+                (unsigned long long)(h.fakes[1].got - before[1]),
+                (unsigned long long)(h.fakes[2].got - before[2]));
+  /* 180 queries in 2 s: about 60 each. */
+  assert_true(h.fakes[2].got - before[2] >= 45);
+  h_free(&h);
+}
+
 /* An idle down resolver is probed every probe_interval with a copy of
    the most recent query, or a query for probe_name. */
 static void test_core_timing_idle_probe(void **state) {
@@ -338,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_core_timing_copies_spread),
       cmocka_unit_test(test_core_timing_copies_adapt),
       cmocka_unit_test(test_core_timing_down_and_back),
+      cmocka_unit_test(test_core_timing_revival_full_share),
       cmocka_unit_test(test_core_timing_idle_probe),
   };
 
