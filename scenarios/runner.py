@@ -1230,7 +1230,7 @@ def main(argv=None):
         # Printed after every run; they set the exit status in QUICK runs
         # (and --gate) only: a full run reports them for information.
         res["checks"] = evaluate(res, gates_data.get("checks", []))
-        res["checks_decide_exit"] = quick
+        res["checks_decide_exit"] = quick and not a.gate
     if a.gate and not interrupted:
         res["gates"] = evaluate(res, gates_data.get("gates", []))
 
@@ -1259,7 +1259,10 @@ def main(argv=None):
         for ch in res.get(key, []):
             line = "%-4s %s: %s" % (ch["result"], ch["name"], ch["detail"])
             print(line)
-            if ch["result"] == "FAIL" and (quick or key == "gates"):
+            # Under --gate the gates (the checks with CI margins) decide;
+            # a plain QUICK run is decided by the checks themselves.
+            decides = key == "gates" if a.gate else quick
+            if ch["result"] == "FAIL" and decides:
                 failed = True
     log("results in %s%s (%s)" % (
         os.path.relpath(outdir, os.getcwd()),
