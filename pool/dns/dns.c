@@ -357,13 +357,17 @@ static int dns_check_rdata(const rp_dns_cursor *msg, const rp_dns_rr *rr) {
   }
 }
 
-/* dns_read_opt checks an OPT record |rr| and stores it in |msg|. */
-static int dns_read_opt(rp_dns_msg *msg, const rp_dns_rr *rr) {
+/* dns_check_opt checks an OPT record |rr| of |buf|: the root as owner,
+   the first OPT of the message (|*phas_edns| is 0), options that fill its
+   rdata exactly. On success it sets |*phas_edns| and folds the extended
+   rcode bits into |*prcode|. */
+static int dns_check_opt(const uint8_t *buf, const rp_dns_rr *rr,
+                         int *phas_edns, uint16_t *prcode) {
   rp_dns_cursor c;
-  if (msg->has_edns || rr->name.len != 1) {
+  if (*phas_edns || rr->name.len != 1) {
     return RP_ERR_MALFORMED;
   }
-  rp_dns_cursor_init(&c, msg->buf + rr->rdata_off, rr->rdata_len);
+  rp_dns_cursor_init(&c, buf + rr->rdata_off, rr->rdata_len);
   while (cursor_left(&c) > 0) {
     uint16_t code;
     uint16_t olen;
@@ -373,79 +377,23 @@ static int dns_read_opt(rp_dns_msg *msg, const rp_dns_rr *rr) {
       return RP_ERR_MALFORMED;
     }
   }
-  msg->has_edns = 1;
-  msg->edns_udp_size = rr->rclass;
-  msg->edns_version =
-      (uint8_t)((rr->ttl >> DNS_EDNS_VERSION_SHIFT) & DNS_EDNS_BYTE_MASK);
-  msg->edns_do = (rr->ttl & DNS_EDNS_DO) != 0;
-  msg->rcode = (uint16_t)((msg->rcode & RP_DNS_RCODE_MASK) |
-                          ((rr->ttl >> DNS_EDNS_EXT_RCODE_SHIFT)
-                           << DNS_RCODE_BITS));
+  *phas_edns = 1;
+  *prcode = (uint16_t)((*prcode & RP_DNS_RCODE_MASK) |
+                       ((rr->ttl >> DNS_EDNS_EXT_RCODE_SHIFT)
+                        << DNS_RCODE_BITS));
   return 0;
 }
 
-int rp_dns_parse(rp_dns_msg *msg, const uint8_t *buf, size_t len) {
-  rp_dns_cursor cur;
-  rp_dns_rr rr;
-  size_t i;
-  int rv;
-
-  memset(msg, 0, sizeof(*msg));
-  msg->buf = buf;
-  msg->len = len;
-  rv = rp_dns_parse_header(&msg->hdr, buf, len);
-  if (rv != 0) {
-    return rv;
-  }
-  msg->rcode = (uint16_t)(msg->hdr.flags & RP_DNS_RCODE_MASK);
-  if (msg->hdr.qdcount > 1) {
-    return RP_ERR_MALFORMED;
-  }
-  rp_dns_cursor_init(&cur, buf, len);
-  cur.pos = RP_DNS_HEADER_LEN;
-  if (msg->hdr.qdcount == 1) {
-    rv = dns_read_question(&cur, &msg->question);
-    if (rv != 0) {
-      return rv;
-    }
-    msg->has_question = 1;
-  }
-  for (i = 0; i < msg->hdr.ancount; i++) {
-    rv = dns_read_rr(&cur, &rr);
-    if (rv == 0) {
-      rv = dns_check_rdata(&cur, &rr);
-    }
-    if (rv != 0) {
-      return rv;
-    }
-    if (msg->nanswers < RP_DNS_MAX_RRS) {
-      msg->answers[msg->nanswers++] = rr;
-    }
-  }
-  for (i = 0; i < msg->hdr.nscount; i++) {
-    rv = dns_read_rr(&cur, &rr);
-    if (rv != 0) {
-      return rv;
-    }
-  }
-  for (i = 0; i < msg->hdr.arcount; i++) {
-    rv = dns_read_rr(&cur, &rr);
-    if (rv == 0 && rr.type == RP_DNS_TYPE_OPT) {
-      rv = dns_read_opt(msg, &rr);
-    }
-    if (rv != 0) {
-      return rv;
-    }
-  }
-  return 0;
-}
-
-int rp_dns_parse_brief(rp_dns_brief *brief, const uint8_t *buf, size_t len) {
+/* dns_walk checks every section of the |len| bytes of |buf| and fills
+   |brief|. When |msg| is not NULL it also keeps the answer records and
+   the OPT record's fields in it (the caller zeroed it). rp_dns_parse and
+   rp_dns_parse_brief share it, so both accept exactly the same inputs. */
+static int dns_walk(rp_dns_brief *brief, rp_dns_msg *msg, const uint8_t *buf,
+                    size_t len) {
   rp_dns_cursor cur;
   rp_dns_rr rr;
   size_t i;
   int rv, has_edns = 0;
-  rp_dns_cursor c;
 
   brief->has_question = 0;
   rv = rp_dns_parse_header(&brief->hdr, buf, len);
@@ -473,6 +421,9 @@ int rp_dns_parse_brief(rp_dns_brief *brief, const uint8_t *buf, size_t len) {
     if (rv != 0) {
       return rv;
     }
+    if (msg != NULL && msg->nanswers < RP_DNS_MAX_RRS) {
+      msg->answers[msg->nanswers++] = rr;
+    }
   }
   for (i = 0; i < brief->hdr.nscount; i++) {
     rv = dns_read_rr(&cur, &rr);
@@ -482,32 +433,42 @@ int rp_dns_parse_brief(rp_dns_brief *brief, const uint8_t *buf, size_t len) {
   }
   for (i = 0; i < brief->hdr.arcount; i++) {
     rv = dns_read_rr(&cur, &rr);
+    if (rv == 0 && rr.type == RP_DNS_TYPE_OPT) {
+      rv = dns_check_opt(buf, &rr, &has_edns, &brief->rcode);
+      if (rv == 0 && msg != NULL) {
+        msg->has_edns = 1;
+        msg->edns_udp_size = rr.rclass;
+        msg->edns_version = (uint8_t)((rr.ttl >> DNS_EDNS_VERSION_SHIFT) &
+                                      DNS_EDNS_BYTE_MASK);
+        msg->edns_do = (rr.ttl & DNS_EDNS_DO) != 0;
+      }
+    }
     if (rv != 0) {
       return rv;
     }
-    if (rr.type != RP_DNS_TYPE_OPT) {
-      continue;
-    }
-    /* The checks of dns_read_opt. */
-    if (has_edns || rr.name.len != 1) {
-      return RP_ERR_MALFORMED;
-    }
-    rp_dns_cursor_init(&c, buf + rr.rdata_off, rr.rdata_len);
-    while (cursor_left(&c) > 0) {
-      uint16_t code;
-      uint16_t olen;
-      if (rp_dns_cursor_u16(&c, &code) != 0 ||
-          rp_dns_cursor_u16(&c, &olen) != 0 ||
-          rp_dns_cursor_skip(&c, olen) != 0) {
-        return RP_ERR_MALFORMED;
-      }
-    }
-    has_edns = 1;
-    brief->rcode = (uint16_t)((brief->rcode & RP_DNS_RCODE_MASK) |
-                              ((rr.ttl >> DNS_EDNS_EXT_RCODE_SHIFT)
-                               << DNS_RCODE_BITS));
   }
   return 0;
+}
+
+int rp_dns_parse(rp_dns_msg *msg, const uint8_t *buf, size_t len) {
+  rp_dns_brief brief = {.has_question = 0};
+  int rv;
+
+  memset(msg, 0, sizeof(*msg));
+  msg->buf = buf;
+  msg->len = len;
+  rv = dns_walk(&brief, msg, buf, len);
+  msg->hdr = brief.hdr;
+  msg->rcode = brief.rcode;
+  if (brief.has_question) {
+    msg->has_question = 1;
+    msg->question = brief.question;
+  }
+  return rv;
+}
+
+int rp_dns_parse_brief(rp_dns_brief *brief, const uint8_t *buf, size_t len) {
+  return dns_walk(brief, NULL, buf, len);
 }
 
 uint16_t rp_dns_get_id(const uint8_t *buf) { return dns_load16(buf); }
