@@ -437,7 +437,7 @@ static int main_summary(const main_opts *o, const sim_config *base) {
     if (o->sweep) {
       char assign[SIM_SCENARIO_LINE_MAX];
       snprintf(assign, sizeof(assign), "%s=%s", name, v);
-      if (sim_settings_set(&cfg.settings, assign, err, sizeof(err)) != 0) {
+      if (rp_settings_set(&cfg.settings, assign, err, sizeof(err)) != 0) {
         fprintf(stderr, "respool-sim: --sweep: %s\n", err);
         return MAIN_EXIT_USAGE;
       }
@@ -605,8 +605,9 @@ int main(int argc, char **argv) {
 
   sim_config_default(&cfg, o.kind);
   for (i = 0; i < o.nsets; ++i) {
-    if (sim_settings_set(&cfg.settings, o.sets[i], err, sizeof(err)) != 0) {
-      fprintf(stderr, "respool-sim: %s\n", err);
+    if (rp_settings_set(&cfg.settings, o.sets[i], err, sizeof(err)) != 0) {
+      fprintf(stderr, "respool-sim: --set: %s (--list-settings shows them)\n",
+              err);
       code = MAIN_EXIT_USAGE;
       goto done;
     }

@@ -66,6 +66,12 @@ static void cli_usage(FILE *f) {
           "      --resolver-list FILE  discovery candidates, one address a "
           "line\n"
           "                          (implies -r auto)\n"
+          "      --set NAME=VALUE    set a tuning constant of the pool "
+          "(repeatable;\n"
+          "                          --list-settings shows every NAME, its "
+          "unit and\n"
+          "                          the value for --kind)\n"
+          "      --list-settings     print the tuning constants and exit\n"
           "  -v, --verbose           log more on stderr (twice for debug)\n"
           "  -h, --help              print this help and exit\n"
           "  -V, --version           print the version and exit\n"
@@ -139,7 +145,9 @@ int main(int argc, char **argv) {
     OPT_PRETEST,
     OPT_TLS_CA,
     OPT_TLS_NAME,
-    OPT_RESOLVER_LIST
+    OPT_RESOLVER_LIST,
+    OPT_SET,
+    OPT_LIST_SETTINGS
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -153,6 +161,8 @@ int main(int argc, char **argv) {
       {"tls-ca", required_argument, NULL, OPT_TLS_CA},
       {"tls-name", required_argument, NULL, OPT_TLS_NAME},
       {"resolver-list", required_argument, NULL, OPT_RESOLVER_LIST},
+      {"set", required_argument, NULL, OPT_SET},
+      {"list-settings", no_argument, NULL, OPT_LIST_SETTINGS},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -164,16 +174,19 @@ int main(int argc, char **argv) {
   const char *config_file = NULL, *listen = NULL, *kind = NULL, *stats = NULL,
              *scores = NULL, *pretest = NULL, *tls_ca = NULL, *tls_name = NULL,
              *resolver_list = NULL;
-  const char **resolvers = NULL;
-  size_t nresolvers = 0, i;
-  int opt, rv;
+  const char **resolvers = NULL, **sets = NULL;
+  size_t nresolvers = 0, nsets = 0, i;
+  int opt, rv, list_settings = 0;
 
   if (argc > 1 && strcmp(argv[1], "discover") == 0) {
     return cli_discover(argc - 1, argv + 1);
   }
   resolvers = calloc((size_t)argc + 1, sizeof(*resolvers));
-  if (!resolvers) {
+  sets = calloc((size_t)argc + 1, sizeof(*sets));
+  if (!resolvers || !sets) {
     fprintf(stderr, "respool: out of memory\n");
+    free(resolvers);
+    free(sets);
     return CLI_EXIT_RUNTIME;
   }
   while ((opt = getopt_long(argc, argv, "r:c:l:k:s:vhV", longopts, NULL)) !=
@@ -212,6 +225,12 @@ int main(int argc, char **argv) {
     case OPT_RESOLVER_LIST:
       resolver_list = optarg;
       break;
+    case OPT_SET:
+      sets[nsets++] = optarg;
+      break;
+    case OPT_LIST_SETTINGS:
+      list_settings = 1;
+      break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
         c.log_level = (rp_log_level)(c.log_level + 1);
@@ -220,14 +239,17 @@ int main(int argc, char **argv) {
     case 'h':
       cli_usage(stdout);
       free(resolvers);
+      free(sets);
       return CLI_EXIT_OK;
     case 'V':
       printf("respool %s\n", RP_VERSION);
       free(resolvers);
+      free(sets);
       return CLI_EXIT_OK;
     default:
       cli_usage(stderr);
       free(resolvers);
+      free(sets);
       return CLI_EXIT_USAGE;
     }
   }
@@ -235,6 +257,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "respool: unexpected argument: %s\n", argv[optind]);
     cli_usage(stderr);
     free(resolvers);
+    free(sets);
     return CLI_EXIT_USAGE;
   }
 
@@ -248,6 +271,15 @@ int main(int argc, char **argv) {
                                 "--resolver", err, sizeof(err));
   }
   free(resolvers);
+  for (i = 0; rv == 0 && i < nsets; ++i) {
+    char why[RP_SETTINGS_ERRLEN];
+
+    rv = rp_config_add_tuning(&cfg, sets[i], why, sizeof(why));
+    if (rv == RP_ERR_CONFIG) {
+      snprintf(err, sizeof(err), "command line: --set: %s", why);
+    }
+  }
+  free(sets);
   if (rv == 0 && listen) {
     rv = rp_config_parse_listen(listen, &cfg.listen);
     cfg.has_listen = 1;
@@ -309,6 +341,24 @@ int main(int argc, char **argv) {
       rv = rp_config_add_resolver(&cfg, "auto", "command line",
                                   "--resolver-list", err, sizeof(err));
     }
+  }
+  if (rv == 0 && list_settings) {
+    rp_settings set;
+    size_t n;
+    const rp_settings_field *f = rp_settings_fields(&n);
+    char value[RP_SETTINGS_VALUELEN];
+
+    rp_settings_default(&set, cfg.has_kind ? cfg.kind : RP_KIND_GENERIC);
+    rp_config_apply(&cfg, &set);
+    printf("tuning constants for kind %s (--set NAME=VALUE, or \"tuning\" in "
+           "the config):\n",
+           rp_config_kind_str(cfg.has_kind ? cfg.kind : RP_KIND_GENERIC));
+    for (i = 0; i < n; ++i) {
+      rp_settings_format(&set, &f[i], value, sizeof(value));
+      printf("  %-20s %-10s %s\n", f[i].name, value, f[i].help);
+    }
+    rp_config_free(&cfg);
+    return CLI_EXIT_OK;
   }
   if (rv == 0 && cfg.nresolvers == 0) {
     snprintf(err, sizeof(err), "no resolvers: give -r URL or --config FILE");

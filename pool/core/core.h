@@ -57,7 +57,10 @@ typedef enum rp_where {
   RP_WHERE_BAND,     /* equally good: the LRU heap */
   RP_WHERE_OUT,      /* left out: retried every retry_left_out */
   RP_WHERE_TOKEN,    /* no token: waits on its timer */
-  RP_WHERE_BUSY,     /* in probation with its one query in flight */
+  RP_WHERE_BUSY,     /* in probation with its one query in flight, and
+                        proven enough to take overflow: the busy heap */
+  RP_WHERE_UNPROVEN, /* in probation with its one query in flight, not
+                        yet answered (or it lost one): in no heap */
   RP_WHERE_DOWN      /* down: copies and probes on its timer */
 } rp_where;
 
@@ -86,6 +89,11 @@ typedef struct rp_try {
   rp_tstamp hedge_at;
   /* expire_at is sent + per_attempt. */
   rp_tstamp expire_at;
+  /* judge_at is when the try, if a try sent after it to the same
+     resolver got a reply by then (it was overtaken), is judged lost
+     without waiting for per_attempt: the resolver's mean latency + 4
+     deviations after the send. RP_TSTAMP_UNSET: only at expire_at. */
+  rp_tstamp judge_at;
   /* res is the resolver slot. */
   uint32_t res;
   uint16_t upstream_id;
@@ -96,20 +104,23 @@ typedef struct rp_try {
   uint8_t hedged;
   /* past_cap is 1 for a send past the cap. */
   uint8_t past_cap;
-  /* under_cap is 1 for a send within the cap trouble last set
-     (rp_ratelim_within_safe): its drop is loss, not overflow. */
-  uint8_t under_cap;
   /* stale is 1 once the try, at a resolver in probation, passed its
-     hedge time unanswered: it no longer holds the probation slot. */
+     hedge time unanswered (or was judged lost): it no longer holds the
+     probation slot. */
   uint8_t stale;
+  /* judge_checked is 1 once the try was looked at at judge_at. */
+  uint8_t judge_checked;
+  /* judged is 1 once the try was judged lost (overtaken): it stays open
+     for a late answer until expire_at, on its resolver's |lost| list. */
+  uint8_t judged;
 } rp_try;
 
 struct rp_query {
   rp_timer timer;
   /* node links the query into the live list or the free list. */
   rp_list node;
-  /* wait_node links a waiting query into the wait list. */
-  rp_list wait_node;
+  /* e_wait is in the pool's heap of queries waiting for capacity. */
+  rp_pq_entry e_wait;
   rp_client client;
   rp_dns_question question;
   /* buf holds |len| bytes of the query as the client sent it. */
@@ -172,8 +183,14 @@ typedef struct rp_res {
   rp_pq_entry e_pastcap;
   /* timer: next token (TOKEN) or next copy/probe (DOWN). */
   rp_timer timer;
-  /* tries lists the open tries. */
+  /* tries lists the open tries not judged lost, in the order they were
+     sent; lost lists the open tries judged lost (rp_try.judged). */
   rp_list tries;
+  rp_list lost;
+  /* newest_reply_sent is the send time of the newest try that got a
+     reply (answer or refusal), 0 before any: a try sent before it and
+     still open was overtaken. */
+  rp_tstamp newest_reply_sent;
   /* rr_node links the resolver into the round robin ring. */
   rp_list rr_node;
   /* down_node links a down resolver whose live copy is due into the
@@ -240,7 +257,9 @@ struct rp_pool {
   uint8_t *qbufs;
   rp_list free_q;
   rp_list live_q;
-  rp_list wait_q;
+  /* waits holds the queries waiting for capacity, those with the
+     longest question name first (pool_less_wait). */
+  rp_pq waits;
   size_t ninflight;
 
   rp_idmap ids;
@@ -248,6 +267,11 @@ struct rp_pool {
   rp_pq timers;
   rp_pq band;
   rp_pq out;
+  /* busy holds probation resolvers with their one query in flight that
+     answered before and lost nothing (RP_WHERE_BUSY), by last use: they
+     take a query past their probation limit when no other resolver can
+     (a lone new resolver must not starve a client's opening burst). */
+  rp_pq busy;
   rp_pq cost;
   rp_pq loss;
   rp_pq unlim;
@@ -297,6 +321,15 @@ static inline int rp_res_probation_busy(const rp_res *r) {
   return r->probation && r->inflight > r->stale;
 }
 
+/* rp_res_overflow_room returns 1 if |r|, in probation, may take one more
+   query past its probation limit (no other resolver can): it may hold
+   one query more than it has replies, so that its share grows like a
+   slow start with its answers and a resolver that drops what it cannot
+   take is not flooded. */
+static inline int rp_res_overflow_room(const rp_res *r) {
+  return (uint64_t)(r->inflight - r->stale) < r->replies + 1;
+}
+
 /* --- select.c --- */
 
 /* rp_select_primary picks a resolver for a send of |q| with the pool's
@@ -323,6 +356,15 @@ uint32_t rp_select_past_cap(rp_pool *pool, rp_query *q, rp_tstamp now);
 /* rp_select_place puts an up resolver in the set it belongs in (the
    heaps have room: rp_pool_add_resolver reserved it). */
 void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now);
+
+/* rp_select_probation_sync moves a probation resolver in RP_WHERE_BUSY
+   or RP_WHERE_UNPROVEN to the set it belongs in now, after a try of it
+   closed or stopped holding the slot, a reply or a loss. */
+void rp_select_probation_sync(rp_pool *pool, rp_res *r, rp_tstamp now);
+
+/* rp_select_lru_heap returns the LRU heap |r| is in (band, out or busy),
+   or NULL. */
+rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r);
 
 /* rp_select_unplace takes |r| out of its set (band, out, token). */
 void rp_select_unplace(rp_pool *pool, rp_res *r);

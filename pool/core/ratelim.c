@@ -37,7 +37,8 @@ void rp_ratelim_init(rp_ratelim *rl) {
   rl->overflow_until = 0;
   rl->last_past_cap = RP_TSTAMP_UNSET;
   rl->last_growth = 0;
-  rl->drop_capped_at = RP_TSTAMP_UNSET;
+  rl->exp_at = RP_TSTAMP_UNSET;
+  rl->random_until = RP_TSTAMP_UNSET;
   rl->last_drop = RP_TSTAMP_UNSET;
 }
 
@@ -51,26 +52,73 @@ static void ratelim_advance(rp_ratelim *rl, rp_tstamp now) {
   }
   if (no - rl->bucket_no >= RP_RATELIM_NBUCKETS) {
     memset(rl->buckets, 0, sizeof(rl->buckets));
+    memset(rl->dbuckets, 0, sizeof(rl->dbuckets));
   } else {
     for (i = rl->bucket_no + 1; i <= no; ++i) {
       rl->buckets[i % RP_RATELIM_NBUCKETS] = 0;
+      rl->dbuckets[i % RP_RATELIM_NBUCKETS] = 0;
     }
   }
   rl->bucket_no = no;
 }
 
-/* ratelim_sum returns the answers in buckets [first, last]. */
-static uint64_t ratelim_sum(const rp_ratelim *rl, uint64_t first,
-                            uint64_t last) {
+/* ratelim_sum_of returns the counts of |b| (buckets or dbuckets) in
+   buckets [first, last]. */
+static uint64_t ratelim_sum_of(const rp_ratelim *rl, const uint32_t *b,
+                               uint64_t first, uint64_t last) {
   uint64_t i, sum = 0;
 
   for (i = first; i <= last; ++i) {
     if (i + RP_RATELIM_NBUCKETS <= rl->bucket_no || i > rl->bucket_no) {
       continue;
     }
-    sum += rl->buckets[i % RP_RATELIM_NBUCKETS];
+    sum += b[i % RP_RATELIM_NBUCKETS];
   }
   return sum;
+}
+
+/* ratelim_spread returns how many buckets in [first, last] hold a drop. */
+static uint32_t ratelim_spread(const rp_ratelim *rl, uint64_t first,
+                               uint64_t last) {
+  uint64_t i;
+  uint32_t n = 0;
+
+  for (i = first; i <= last; ++i) {
+    if (i + RP_RATELIM_NBUCKETS <= rl->bucket_no || i > rl->bucket_no) {
+      continue;
+    }
+    n += rl->dbuckets[i % RP_RATELIM_NBUCKETS] > 0;
+  }
+  return n;
+}
+
+/* ratelim_saturated_rate returns the answer rate of the buckets of the
+   rate window that hold a drop (the resolver was sent more than it
+   answered then), queries/s, or 0 when none does. */
+static double ratelim_saturated_rate(const rp_ratelim *rl,
+                                     const rp_settings *set) {
+  uint64_t span = set->rate_window / RP_RATELIM_BUCKET, i, first, answers = 0;
+  uint32_t n = 0;
+
+  if (span >= RP_RATELIM_NBUCKETS) {
+    span = RP_RATELIM_NBUCKETS - 1;
+  }
+  first = rl->bucket_no > span ? rl->bucket_no - span : 0;
+  for (i = first; i <= rl->bucket_no; ++i) {
+    if (rl->dbuckets[i % RP_RATELIM_NBUCKETS] > 0) {
+      answers += rl->buckets[i % RP_RATELIM_NBUCKETS];
+      ++n;
+    }
+  }
+  return n > 0 ? (double)answers /
+                     ((double)n * ratelim_seconds(RP_RATELIM_BUCKET))
+               : 0.0;
+}
+
+/* ratelim_sum returns the answers in buckets [first, last]. */
+static uint64_t ratelim_sum(const rp_ratelim *rl, uint64_t first,
+                            uint64_t last) {
+  return ratelim_sum_of(rl, rl->buckets, first, last);
 }
 
 /* ratelim_depth returns the bucket depth, tokens. */
@@ -183,7 +231,7 @@ double rp_ratelim_rate(rp_ratelim *rl, const rp_settings *set, rp_tstamp now) {
 }
 
 int rp_ratelim_on_answer(rp_ratelim *rl, const rp_settings *set,
-                         rp_tstamp now) {
+                         rp_tstamp sent_at, rp_tstamp now) {
   uint64_t sec = now / RP_SECONDS;
   uint64_t c1, c2, low;
 
@@ -191,13 +239,21 @@ int rp_ratelim_on_answer(rp_ratelim *rl, const rp_settings *set,
   ++rl->buckets[rl->bucket_no % RP_RATELIM_NBUCKETS];
   ++rl->answers;
   rl->last_answer = now;
+  if (rl->exp_at != RP_TSTAMP_UNSET) {
+    if (sent_at >= rl->lvl.at) {
+      ++rl->lvl.answers;
+    } else if (sent_at >= rl->prev.at) {
+      ++rl->prev.answers;
+    }
+  }
   if (rl->last_drop != RP_TSTAMP_UNSET &&
       rp_tstamp_elapsed(rl->last_drop,
                         rp_tstamp_add(set->per_attempt, set->overflow_grace),
                         now)) {
-    /* No drop for a whole try since the cap was lowered: forgiven. */
+    /* No drop for a whole try since the cap was lowered: the cap
+       stopped them, they were overflow. Forgiven. */
     rl->pending = 0;
-    rl->drop_capped_at = RP_TSTAMP_UNSET;
+    rl->exp_at = RP_TSTAMP_UNSET;
     rl->last_drop = RP_TSTAMP_UNSET;
   }
   if (rl->cap <= 0.0 || sec < 2 || rl->raise_checked == sec) {
@@ -244,7 +300,6 @@ static void ratelim_set_cap(rp_ratelim *rl, const rp_settings *set, double cap,
     rl->tokens_at = now;
   }
   rl->cap = cap;
-  rl->safe_cap = cap;
   rl->capped_at = now;
   rl->last_growth = now;
   rl->overflow_until = rp_tstamp_add(now, set->overflow_grace);
@@ -277,49 +332,139 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
   return changed;
 }
 
+/* ratelim_share returns the share of drops among |l|'s answers and
+   drops, 0..1. */
+static double ratelim_share(const rp_ratelim_level *l) {
+  uint32_t n = l->answers + l->drops;
+
+  return n > 0 ? (double)l->drops / (double)n : 0.0;
+}
+
 int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
-                       rp_tstamp sent_at, int under_cap, rp_tstamp now,
+                       rp_tstamp sent_at, int overtaken, rp_tstamp now,
                        uint32_t *pnloss) {
+  rp_duration window = set->rate_window;
+  uint64_t span, last = 0, first = 0, ndrops = 0, nanswers = 0;
   int changed = 0;
-  double rate;
+  double rate, sat;
 
   *pnloss = 1;
-  if (ratelim_recent(rl->last_answer, set->rate_window, now)) {
-    *pnloss = 0;
-    if (under_cap) {
-      if (rl->drop_capped_at != RP_TSTAMP_UNSET &&
-          sent_at >= rl->drop_capped_at) {
-        /* Lowering the cap did not stop the drops: loss. */
-        *pnloss = 1 + rl->pending;
-        rl->pending = 0;
-      } else {
-        ++rl->pending;
-      }
-    }
-    if (ratelim_may_lower(rl, sent_at, now)) {
-      rate = rp_ratelim_rate(rl, set, now);
-      if (rl->answers < set->assume_answers && rate < set->assume_qps) {
-        /* As for a refusal: a few answers (one at a time in probation)
-           show only how little the resolver was sent. */
-        rate = set->assume_qps;
-      }
-      ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
-      if (under_cap) {
-        rl->drop_capped_at = now;
-      }
-      changed = 1;
-    }
-    rl->last_drop = now;
+  if (!overtaken) {
+    /* Nothing sent after it came back: a held poll that was never
+       answered, or a resolver that answers nothing. No sign of a rate
+       limit: the loss is counted, the cap left alone. */
+    return 0;
   }
+  ratelim_advance(rl, now);
+  ++rl->dbuckets[rl->bucket_no % RP_RATELIM_NBUCKETS];
+  if (rl->random_until != RP_TSTAMP_UNSET && now < rl->random_until) {
+    /* It loses at random, as an episode showed: loss, no cap. */
+    return 0;
+  }
+  *pnloss = 0;
+  ++rl->pending;
+  rl->last_drop = now;
   rl->last_trouble = now;
+  if (rl->exp_at != RP_TSTAMP_UNSET) {
+    if (sent_at >= rl->lvl.at) {
+      ++rl->lvl.drops;
+      /* The first cap is judged against the time before the episode
+         only when that had twice the drops: at the start a resolver's
+         burst allowance and a rate measured over a short time in use
+         make a small sample's share too low. */
+      if ((rl->nlevels >= 2 || rl->prev.drops >= 2 * set->loss_verdict_drops) &&
+          rl->lvl.drops >= set->loss_verdict_drops &&
+          ratelim_share(&rl->lvl) >= set->drop_min_share &&
+          ratelim_share(&rl->lvl) >=
+              set->loss_verdict_ratio * ratelim_share(&rl->prev)) {
+        /* A lower cap did not lower the share of drops: random loss.
+           The episode's drops count as loss, the cap goes back to what
+           it was before. */
+        *pnloss = rl->pending;
+        rl->pending = 0;
+        if (rl->exp_prev_cap > 0.0) {
+          ratelim_set_cap(rl, set, rl->exp_prev_cap, now);
+        } else {
+          rl->cap = 0.0;
+          rl->tokens = 0.0;
+        }
+        rl->exp_at = RP_TSTAMP_UNSET;
+        rl->last_drop = RP_TSTAMP_UNSET;
+        rl->random_until = rp_tstamp_add(now, set->random_loss_hold);
+        return 1;
+      }
+    } else if (sent_at >= rl->prev.at) {
+      ++rl->prev.drops;
+    }
+  } else {
+    /* No episode yet: it takes loss_verdict_drops drops in the rate
+       window, drop_min_share of its tries, spread over drop_min_spread
+       of its 100 ms buckets, to start one. A drop now and then is not
+       worth a cap, the share before the cap needs that many to be
+       measured, a fast resolver that loses a few datagrams to full
+       socket buffers under a heavy load is not limited, and a burst of
+       queries that cannot be answered (MasterDnsVPN's MTU test asks for
+       answers too large for the path, 60 at once) is no rate. */
+    if (window > (RP_RATELIM_NBUCKETS - 2) * RP_RATELIM_BUCKET) {
+      window = (RP_RATELIM_NBUCKETS - 2) * RP_RATELIM_BUCKET;
+    }
+    span = window / RP_RATELIM_BUCKET;
+    last = rl->bucket_no;
+    first = last > span ? last - span : 0;
+    ndrops = ratelim_sum_of(rl, rl->dbuckets, first, last);
+    nanswers = ratelim_sum(rl, first, last);
+    if (ndrops < set->loss_verdict_drops ||
+        (double)ndrops < set->drop_min_share * (double)(ndrops + nanswers) ||
+        ratelim_spread(rl, first, last) < set->drop_min_spread) {
+      return 0;
+    }
+  }
+  if (!ratelim_may_lower(rl, sent_at, now) ||
+      (rl->exp_at != RP_TSTAMP_UNSET &&
+       rl->lvl.drops < set->loss_verdict_drops)) {
+    /* In the grace, or the cap of the episode has not had drops enough
+       to be judged yet. */
+    return 0;
+  }
+  rate = rp_ratelim_rate(rl, set, now);
+  sat = ratelim_saturated_rate(rl, set);
+  if (sat > rate) {
+    /* It answered this fast while it dropped (sent more than it takes):
+       its rate over the whole window counts the time it was sent less. */
+    rate = sat;
+  }
+  if (rl->answers < set->assume_answers && rate < set->assume_qps) {
+    /* As for a refusal: a few answers (one at a time in probation)
+       show only how little the resolver was sent. */
+    rate = set->assume_qps;
+  }
+  if (rl->exp_at == RP_TSTAMP_UNSET) {
+    /* The episode starts; the share before it is the rate window's (and
+       that of tries sent in it whose fate comes later). */
+    rl->exp_at = now;
+    rl->exp_prev_cap = rl->cap;
+    rl->nlevels = 0;
+    rl->lvl = (rp_ratelim_level){.at = now > window ? now - window : 0,
+                                 .answers = (uint32_t)nanswers,
+                                 .drops = (uint32_t)ndrops};
+  }
+  /* A new cap level: the tries sent under it are counted apart. */
+  rl->prev = rl->lvl;
+  rl->lvl = (rp_ratelim_level){.at = now};
+  ++rl->nlevels;
+  ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
+  changed = 1;
   return changed;
 }
 
-/* RATELIM_SAFE_SLACK lets rounding of the cap pass as "within". */
-#define RATELIM_SAFE_SLACK 1.0001
-
-int rp_ratelim_within_safe(const rp_ratelim *rl) {
-  return rl->cap > 0.0 && rl->cap <= rl->safe_cap * RATELIM_SAFE_SLACK;
+void rp_ratelim_revive(rp_ratelim *rl) {
+  rl->cap = 0.0;
+  rl->tokens = 0.0;
+  rl->last_trouble = RP_TSTAMP_UNSET;
+  rl->pending = 0;
+  rl->exp_at = RP_TSTAMP_UNSET;
+  rl->random_until = RP_TSTAMP_UNSET;
+  rl->last_drop = RP_TSTAMP_UNSET;
 }
 
 rp_tstamp rp_ratelim_past_cap_at(const rp_ratelim *rl, const rp_settings *set) {

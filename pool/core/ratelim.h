@@ -17,26 +17,40 @@
  *   two answers over 20 ms (or one at a time in probation) say nothing. After a quiet spell (no trouble for quiet_spell) the cap
  *   drops by at most quiet_max_step (30 %): a quiet resolver's answer
  *   rate only shows how little it was sent.
- * - Drop (a try lost while the resolver answered others within
- *   rate_window): cap = cap_drop_factor (0.9) x rate; a drop shows only
- *   after per_attempt and costs the tunnel a retransmission.
+ * - Drop (a try lost while a try sent after it to the same resolver
+ *   got a reply: it was overtaken): cap = cap_drop_factor (0.9) x rate.
+ *   A try that was not overtaken says nothing about a rate: a tunnel
+ *   server holds its newest poll up to a second and answers in order, so
+ *   a held poll is never overtaken. No cap is assumed or lowered without
+ *   a refusal or an overtaken drop.
  * - Overflow grace: refusals and drops of tries sent before the cap was
  *   last set, or within overflow_grace (1 s) of the last cap change or of
  *   a send past the cap, do not lower the cap again: a tunnel keeps
  *   hundreds of queries in flight, and each of their refusals would
  *   otherwise lower the cap once more.
- * - Loss or overflow: a drop while the resolver answers others is
- *   overflow of a limit when its try was sent uncapped, past the cap or
- *   while growth probed above the cap trouble last set. A drop under that
- *   cap is pending: the cap is lowered, and when a try sent after that
- *   lowering drops again, the drops were random loss and are counted
- *   (with the pending ones); when per_attempt + overflow_grace pass
- *   without a drop, the lowering worked and they are forgiven. A
- *   resolver that drops past its rate keeps a clean loss record; one
- *   that loses at random shows its loss after about 3 x per_attempt. A resolver
- * that drops past its rate then stops dropping once capped and keeps a clean
- * loss record; one that loses at random keeps losing under its cap and its loss
- * shows.
+ * - Loss or overflow: a resolver that drops past its rate and one that
+ *   loses at random look the same at one rate. So once the rate window
+ *   holds loss_verdict_drops overtaken drops, an episode starts: the cap
+ *   is set (0.9 x rate), and the replies and drops of the tries sent
+ *   under each cap the episode sets are counted apart from those sent
+ *   before. A dropper's share of drops falls under a lower cap (1 -
+ *   limit/cap, none once the cap is under the limit); random loss keeps
+ *   its share. A cap of the episode is lowered again only after
+ *   loss_verdict_drops of its tries dropped. When at least that many
+ *   tries sent under the episode's second (or a later) cap dropped and
+ *   their share is at least drop_min_share and loss_verdict_ratio of the
+ *   share under the cap before (under the first cap: before the
+ *   episode, when that saw twice as many drops), it is
+ *   random loss (with fewer drops before the episode, a new resolver's
+ *   burst allowance and a rate measured over a short time in use make
+ *   that share too low to judge by):
+ *   the cap goes back to what it was before the episode, the episode's
+ *   drops count as loss, and for random_loss_hold every drop is loss
+ *   without a cap (a lone resolver losing a few percent must not be
+ *   capped to nothing). When per_attempt + overflow_grace pass without
+ *   a drop, the cap worked: overflow, forgiven. A resolver that drops
+ *   past its rate keeps a clean loss record; one that loses at random
+ *   shows its loss within about ten drops.
  * - Growth: +cap_growth (10 %)/s while the resolver answered within the
  *   last second and had no trouble for trouble_recent. Two whole seconds
  *   of answers above the cap raise it at once to the lower of the two.
@@ -57,6 +71,15 @@
 /* RP_RATELIM_MIN_CAP is the smallest cap, queries/s: 0 means "none". */
 #define RP_RATELIM_MIN_CAP 1.0
 
+/* rp_ratelim_level counts the replies and drops of the tries sent under
+   one cap of a drop episode. */
+typedef struct rp_ratelim_level {
+  /* at is when the cap was set (tries sent from then on count). */
+  rp_tstamp at;
+  uint32_t answers;
+  uint32_t drops;
+} rp_ratelim_level;
+
 typedef struct rp_ratelim {
   /* cap is the learned cap, queries/s; 0 when uncapped. */
   double cap;
@@ -73,16 +96,25 @@ typedef struct rp_ratelim {
   rp_tstamp last_held_back;
   /* capped_at is when the cap was last set by a refusal or drop. */
   rp_tstamp capped_at;
-  /* safe_cap is the cap a refusal or drop last set, queries/s: growth
-     and raises probe above it. */
-  double safe_cap;
-  /* pending counts drops under the cap not yet judged loss or
-     overflow. */
+  /* pending counts drops of the current drop episode not counted as
+     loss (yet): overflow while the cap is being found. */
   uint32_t pending;
-  /* drop_capped_at is when a drop under the cap last lowered it, UNSET
-     outside such an episode. */
-  rp_tstamp drop_capped_at;
-  /* last_drop is the last drop while answering others, or UNSET. */
+  /* exp_at is when the current drop episode first lowered the cap (the
+     experiment: do the drops stop under a lower cap?), UNSET outside
+     one. */
+  rp_tstamp exp_at;
+  /* exp_prev_cap is the cap before the episode (0: uncapped). */
+  double exp_prev_cap;
+  /* nlevels counts the caps the episode set; lvl counts the tries sent
+     under the current one, prev those sent under the one before (at
+     first: the rate window before the episode). */
+  uint32_t nlevels;
+  rp_ratelim_level lvl;
+  rp_ratelim_level prev;
+  /* random_until: drops before it are random loss (an episode showed the
+     cap did not stop them): counted as loss, no cap. UNSET if none. */
+  rp_tstamp random_until;
+  /* last_drop is the last overtaken drop of an episode, or UNSET. */
   rp_tstamp last_drop;
   /* overflow_until: refusals and drops before it do not lower the cap. */
   rp_tstamp overflow_until;
@@ -91,8 +123,10 @@ typedef struct rp_ratelim {
   /* last_growth is when growth was last applied. */
   rp_tstamp last_growth;
   /* buckets counts answers per RP_RATELIM_BUCKET; the newest bucket is
-     number |bucket_no| (time / RP_RATELIM_BUCKET). */
+     number |bucket_no| (time / RP_RATELIM_BUCKET). dbuckets counts the
+     overtaken drops the same way. */
   uint32_t buckets[RP_RATELIM_NBUCKETS];
+  uint32_t dbuckets[RP_RATELIM_NBUCKETS];
   uint64_t bucket_no;
   /* answers is the number of answers since the resolver was added. */
   uint64_t answers;
@@ -122,9 +156,10 @@ rp_tstamp rp_ratelim_next_token(const rp_ratelim *rl);
 /* rp_ratelim_rate returns the recent answer rate at |now|, queries/s. */
 double rp_ratelim_rate(rp_ratelim *rl, const rp_settings *set, rp_tstamp now);
 
-/* rp_ratelim_on_answer counts an answer at |now|. Returns 1 if the
-   two-second rule raised the cap. */
-int rp_ratelim_on_answer(rp_ratelim *rl, const rp_settings *set, rp_tstamp now);
+/* rp_ratelim_on_answer counts an answer at |now| of a try sent at
+   |sent_at|. Returns 1 if the two-second rule raised the cap. */
+int rp_ratelim_on_answer(rp_ratelim *rl, const rp_settings *set,
+                         rp_tstamp sent_at, rp_tstamp now);
 
 /* rp_ratelim_on_refusal applies a refusal of a try sent at |sent_at|.
    Returns 1 if the cap was set or changed. */
@@ -132,20 +167,22 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
                           rp_tstamp sent_at, rp_tstamp now);
 
 /* rp_ratelim_on_drop applies a try sent at |sent_at| lost at |now|;
-   |under_cap| is 1 if the try was sent within the cap trouble last set.
-   Sets |*pnloss| to the number of losses to count now: 1 when the
-   resolver answers nothing else; when it does, 0 for a drop that may be
-   overflow (kept pending when sent under the cap), or 1 + the pending
-   ones when the cap was already lowered for such a drop before this try
-   was sent and it still dropped. Returns 1 if the cap was set or
-   changed. */
+   |overtaken| is 1 if a try sent after it to the same resolver got a
+   reply (the only sign that the resolver drops while it answers: a
+   tunnel server answers its queries in order and holds only the newest
+   poll, so a held poll is never overtaken). Sets |*pnloss| to the number
+   of losses to count now: 1 when it was not overtaken or the resolver
+   is known to lose at random: the cap then stays as it is; 0 while a
+   drop episode finds the cap (overflow); the episode's drops and this
+   one when the episode shows random loss. Returns 1 if the cap was set
+   or changed. */
 int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
-                       rp_tstamp sent_at, int under_cap, rp_tstamp now,
+                       rp_tstamp sent_at, int overtaken, rp_tstamp now,
                        uint32_t *pnloss);
 
-/* rp_ratelim_within_safe returns 1 if a send now is within the cap that
-   trouble last set (not uncapped, not probing above it). */
-int rp_ratelim_within_safe(const rp_ratelim *rl);
+/* rp_ratelim_revive forgets the cap and every trouble of a resolver that
+   comes back up: what it lost while down says nothing about it now. */
+void rp_ratelim_revive(rp_ratelim *rl);
 
 /* rp_ratelim_past_cap_at returns when the resolver may next get a send
    past its cap. */

@@ -105,8 +105,10 @@ int rp_select_less_pastcap(const rp_pq_entry *a, const rp_pq_entry *b) {
 int rp_select_has_open(const rp_query *q, uint32_t slot) {
   size_t i;
 
+  /* A try judged lost does not count: the query may be sent there
+     again (the only resolver may be the one that lost it). */
   for (i = 0; i < q->ntries; ++i) {
-    if (q->tries[i].open && q->tries[i].res == slot) {
+    if (q->tries[i].open && !q->tries[i].judged && q->tries[i].res == slot) {
       return 1;
     }
   }
@@ -176,8 +178,36 @@ static void select_to_token(rp_pool *pool, rp_res *r, rp_tstamp now) {
   select_push(&pool->pastcap, &r->e_pastcap);
 }
 
+/* select_may_overflow returns 1 if the probation resolver |r| may take
+   queries past its one in flight when no other resolver can: it replied
+   before (a dead one never gets more than its probation query). */
+static int select_may_overflow(const rp_res *r) {
+  return r->replies > 0;
+}
+
+rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r) {
+  switch (r->where) {
+  case RP_WHERE_BAND:
+    return &pool->band;
+  case RP_WHERE_OUT:
+    return &pool->out;
+  case RP_WHERE_BUSY:
+    return &pool->busy;
+  case RP_WHERE_NONE:
+  case RP_WHERE_TOKEN:
+  case RP_WHERE_UNPROVEN:
+  case RP_WHERE_DOWN:
+    break;
+  }
+  return NULL;
+}
+
 void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now) {
-  assert(r->where == RP_WHERE_NONE || r->where == RP_WHERE_BUSY);
+  assert(r->where == RP_WHERE_NONE || r->where == RP_WHERE_BUSY ||
+         r->where == RP_WHERE_UNPROVEN);
+  if (r->where == RP_WHERE_BUSY) {
+    rp_pq_remove(&pool->busy, &r->e_lru);
+  }
   r->where = RP_WHERE_NONE;
   if (r->down) {
     r->where = RP_WHERE_DOWN;
@@ -187,7 +217,12 @@ void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now) {
     return;
   }
   if (rp_res_probation_busy(r)) {
-    r->where = RP_WHERE_BUSY;
+    if (select_may_overflow(r)) {
+      r->where = RP_WHERE_BUSY;
+      select_push(&pool->busy, &r->e_lru);
+    } else {
+      r->where = RP_WHERE_UNPROVEN;
+    }
     return;
   }
   if (r->rl.cap > 0.0) {
@@ -218,12 +253,25 @@ void rp_select_unplace(rp_pool *pool, rp_res *r) {
     rp_pool_timer_set(pool, &r->timer, RP_TSTAMP_UNSET);
     rp_pq_remove(&pool->pastcap, &r->e_pastcap);
     break;
-  case RP_WHERE_NONE:
   case RP_WHERE_BUSY:
+    rp_pq_remove(&pool->busy, &r->e_lru);
+    break;
+  case RP_WHERE_NONE:
+  case RP_WHERE_UNPROVEN:
   case RP_WHERE_DOWN:
     break;
   }
   r->where = RP_WHERE_NONE;
+}
+
+void rp_select_probation_sync(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  if (r->where != RP_WHERE_BUSY && r->where != RP_WHERE_UNPROVEN) {
+    return;
+  }
+  if (!rp_res_probation_busy(r) ||
+      (r->where == RP_WHERE_BUSY) != select_may_overflow(r)) {
+    rp_select_place(pool, r, now);
+  }
 }
 
 /* select_heap_set puts |pe| in |pq| when |in|, else takes it out, and
@@ -303,12 +351,14 @@ void rp_select_refresh(rp_pool *pool, rp_res *r, rp_tstamp now) {
 /* Auto                                                               */
 /* ---------------------------------------------------------------- */
 
-/* select_take checks |r|'s probation and token for a send at |now|.
-   Returns 1 and takes the token, or 0 after moving |r| (which must be
-   popped from its heap by the caller first) to the set that fits. */
-static int select_take(rp_pool *pool, rp_res *r, rp_tstamp now) {
-  if (rp_res_probation_busy(r)) {
-    r->where = RP_WHERE_BUSY;
+/* select_take checks |r|'s probation (unless |overflow|: a send past
+   the probation limit) and token for a send at |now|. Returns 1 and
+   takes the token, or 0 after moving |r| (which must be popped from its
+   heap by the caller first) to the set that fits. */
+static int select_take(rp_pool *pool, rp_res *r, int overflow,
+                       rp_tstamp now) {
+  if (!overflow && rp_res_probation_busy(r)) {
+    rp_select_place(pool, r, now);
     return 0;
   }
   if (r->rl.cap > 0.0) {
@@ -348,7 +398,7 @@ static uint32_t select_auto(rp_pool *pool, rp_query *q, rp_tstamp now) {
       }
       continue;
     }
-    if (!select_take(pool, r, now)) {
+    if (!select_take(pool, r, 0, now)) {
       continue;
     }
     /* The send updates last_used and the LRU position. */
@@ -360,6 +410,49 @@ static uint32_t select_auto(rp_pool *pool, rp_query *q, rp_tstamp now) {
   for (i = 0; i < naside; ++i) {
     aside[i]->where = RP_WHERE_BAND;
     select_push(&pool->band, &aside[i]->e_lru);
+  }
+  return found;
+}
+
+/* select_overflow picks, when no resolver of the band can take |q|, a
+   band member in probation that already holds its one query (the busy
+   heap, least recently used first): probation spreads the first queries
+   only while another resolver has room, it never makes a client's
+   opening burst wait or fail. */
+static uint32_t select_overflow(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_res *aside[RP_CORE_MAX_TRIES];
+  size_t naside = 0, i;
+  uint32_t found = RP_CORE_NONE;
+  rp_pq_entry *pe;
+  rp_res *r;
+
+  while ((pe = rp_pq_top(&pool->busy)) != NULL) {
+    r = rp_container_of(pe, rp_res, e_lru);
+    rp_pq_pop(&pool->busy);
+    r->where = RP_WHERE_NONE;
+    if (!rp_res_probation_busy(r) || !select_may_overflow(r)) {
+      rp_select_place(pool, r, now);
+      continue;
+    }
+    if (!select_qualifies(pool, r) || rp_select_has_open(q, r->slot) ||
+        !rp_res_overflow_room(r) || r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+      aside[naside++] = r;
+      if (naside == RP_CORE_MAX_TRIES) {
+        break;
+      }
+      continue;
+    }
+    if (!select_take(pool, r, 1, now)) {
+      continue;
+    }
+    r->where = RP_WHERE_BUSY;
+    select_push(&pool->busy, &r->e_lru);
+    found = r->slot;
+    break;
+  }
+  for (i = 0; i < naside; ++i) {
+    aside[i]->where = RP_WHERE_BUSY;
+    select_push(&pool->busy, &aside[i]->e_lru);
   }
   return found;
 }
@@ -465,8 +558,11 @@ static uint32_t select_strat(rp_pool *pool, rp_query *q) {
 
 uint32_t rp_select_primary(rp_pool *pool, rp_query *q, rp_tstamp now) {
   switch (pool->set.load_balance) {
-  case RP_BALANCE_AUTO:
-    return select_auto(pool, q, now);
+  case RP_BALANCE_AUTO: {
+    uint32_t found = select_auto(pool, q, now);
+
+    return found != RP_CORE_NONE ? found : select_overflow(pool, q, now);
+  }
   case RP_BALANCE_ROUNDROBIN:
     return select_rr(pool, q);
   case RP_BALANCE_WEIGHTED:
@@ -599,7 +695,7 @@ uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now) {
     select_push(&pool->out, &r->e_lru);
     return RP_CORE_NONE;
   }
-  if (!select_take(pool, r, now)) {
+  if (!select_take(pool, r, 0, now)) {
     return RP_CORE_NONE;
   }
   r->where = RP_WHERE_OUT;

@@ -73,6 +73,11 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .token_wait = 300 * RP_MILLISECONDS,
       .past_cap_interval = 100 * RP_MILLISECONDS,
       .trouble_recent = 2 * RP_SECONDS,
+      .loss_verdict_drops = 5,
+      .loss_verdict_ratio = 0.5,
+      .random_loss_hold = 10 * RP_SECONDS,
+      .drop_min_share = 0.02,
+      .drop_min_spread = 2,
 
       .hedge_devs = 4.0,
       .hedge_min_dev = 10 * RP_MILLISECONDS,
@@ -137,7 +142,9 @@ int rp_settings_check(const rp_settings *s) {
       s->cap_refusal_factor <= 0.0 || s->cap_drop_factor <= 0.0 ||
       s->cap_growth < 0.0 || s->rate_window == 0 || s->quiet_max_step < 0.0 ||
       s->quiet_max_step > 1.0 || s->assume_qps <= 0.0 ||
-      s->past_cap_interval == 0 || s->hedge_devs < 0.0 ||
+      s->past_cap_interval == 0 || s->loss_verdict_drops == 0 ||
+      !(s->loss_verdict_ratio >= 0.0) || !(s->drop_min_share >= 0.0) ||
+      s->drop_min_share > 1.0 || s->hedge_devs < 0.0 ||
       s->early_hedge_rtts < 0.0 || s->copy_delay_rtt < 0.0 ||
       s->copy_small_ratio < 0.0 || s->copy_window == 0 || s->copy_step <= 0.0 ||
       s->copy_probe_interval == 0 || s->answer_size_window == 0 ||

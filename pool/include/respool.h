@@ -267,6 +267,28 @@ typedef struct rp_settings {
   /* trouble_recent: a resolver that refused or lost a query this recently
      gets no send past its cap, and its cap does not grow, ns (2 s). */
   rp_duration trouble_recent;
+  /* loss_verdict_drops: a drop episode (caps set for overtaken drops)
+     shows random loss once this many tries sent under its second or a
+     later cap dropped (5) ... */
+  uint32_t loss_verdict_drops;
+  /* ... and their share of those tries' replies and drops is at least
+     drop_min_share and loss_verdict_ratio x the share under the cap
+     before, ratio (0.5): a resolver that drops past its rate drops a
+     much smaller share under a lower cap (1 - limit/cap, about none
+     under its limit), one that loses at random the same share. */
+  double loss_verdict_ratio;
+  /* random_loss_hold: after such a verdict, drops are counted as loss
+     without a cap for this long, ns (10 s). */
+  rp_duration random_loss_hold;
+  /* drop_min_share: overtaken drops start an episode (a cap) only when
+     they are at least this share of the rate window's answers and drops,
+     ratio (0.02): a resolver that loses a few datagrams in a thousand
+     under a heavy load is not rate-limited. */
+  double drop_min_share;
+  /* drop_min_spread: ... and only when they fall in at least this many
+     of the window's 100 ms buckets (2): a burst of queries that cannot
+     be answered at all is no rate. */
+  uint32_t drop_min_spread;
 
   /* --- Hedging --- */
   /* hedge_devs is the number of deviations past the mean after which a
@@ -341,6 +363,68 @@ typedef struct rp_settings {
 
 /* rp_settings_default fills |settings| with the defaults for |kind|. */
 void rp_settings_default(rp_settings *settings, rp_kind kind);
+
+/* rp_duration_parse reads a duration: "0", or a decimal number with a
+   unit us, ms, s, m or h ("300ms", "1.5s"), at most a day. Returns 0 or
+   RP_ERR_CONFIG. */
+int rp_duration_parse(const char *text, rp_duration *pd);
+
+/* rp_settings_type is how a field of rp_settings is read and written by
+   name. */
+typedef enum rp_settings_type {
+  RP_SETTINGS_DURATION = 0, /* rp_duration, ns: "300ms", "2s", "none" */
+  RP_SETTINGS_U32,          /* uint32_t */
+  RP_SETTINGS_U16,          /* uint16_t */
+  RP_SETTINGS_INT,          /* int, may be negative */
+  RP_SETTINGS_SIZE,         /* size_t */
+  RP_SETTINGS_DOUBLE,       /* double */
+  RP_SETTINGS_BOOL,         /* int used as 0/1: 0/1, yes/no, true/false */
+  RP_SETTINGS_BALANCE,      /* rp_balance: auto, roundrobin, ... */
+  RP_SETTINGS_LOG_LEVEL,    /* rp_log_level: error, warn, info, debug */
+  RP_SETTINGS_STRING        /* char array, NUL ended */
+} rp_settings_type;
+
+/* rp_settings_field describes one field of rp_settings settable by
+   name (the CLI's --set, the config's "tuning", respool-sim --set). */
+typedef struct rp_settings_field {
+  /* name is the field's C name. */
+  const char *name;
+  /* offset is offsetof(rp_settings, field). */
+  size_t offset;
+  /* size is sizeof the field, bytes. */
+  size_t size;
+  /* type says how to parse and format it. */
+  rp_settings_type type;
+  /* help is a short description with the unit. */
+  const char *help;
+} rp_settings_field;
+
+/* RP_SETTINGS_ERRLEN and RP_SETTINGS_VALUELEN are good sizes for the
+   error buffer of rp_settings_set and the output of rp_settings_format. */
+#define RP_SETTINGS_ERRLEN 200
+#define RP_SETTINGS_VALUELEN 280
+
+/* rp_settings_fields returns the static table of every field of
+   rp_settings and stores its length in |*plen|. */
+const rp_settings_field *rp_settings_fields(size_t *plen);
+
+/* rp_settings_find returns the field called |name| (|namelen| bytes), or
+   NULL. */
+const rp_settings_field *rp_settings_find(const char *name, size_t namelen);
+
+/* rp_settings_set applies |assignment| ("name=value") to |settings|. On
+   failure |errbuf| (|errlen| bytes, may be NULL) names the field and the
+   value ("unknown setting 'band_ration'", "band_ratio: bad value 'x'
+   (want a decimal number)") and |settings| is unchanged. Returns 0 or
+   RP_ERR_CONFIG. rp_pool_new still checks the whole struct. */
+int rp_settings_set(rp_settings *settings, const char *assignment,
+                    char *errbuf, size_t errlen);
+
+/* rp_settings_format writes the value of |field| in |settings| into |out|
+   (|cap| bytes, NUL ended, truncated if needed) in the syntax
+   rp_settings_set reads. */
+void rp_settings_format(const rp_settings *settings,
+                        const rp_settings_field *field, char *out, size_t cap);
 
 /* rp_client identifies the client of one query. The core copies it by
    value and hands it back with every delivery; what it holds is the

@@ -113,10 +113,49 @@ void rp_config_free(rp_config *cfg) {
   mem->free(cfg->resolvers, mem->user_data);
   mem->free(cfg->discovery.list_file, mem->user_data);
   mem->free(cfg->discovery.data_file, mem->user_data);
+  while (cfg->ntuning > 0) {
+    mem->free(cfg->tuning[--cfg->ntuning], mem->user_data);
+  }
+  mem->free(cfg->tuning, mem->user_data);
   rp_config_init(cfg, mem);
 }
 
+int rp_config_add_tuning(rp_config *cfg, const char *assignment, char *err,
+                         size_t errlen) {
+  const rp_mem *mem = cfg->mem;
+  rp_settings scratch;
+  char **nt;
+  size_t n = strlen(assignment) + 1;
+  char *copy;
+
+  rp_settings_default(&scratch, RP_KIND_GENERIC);
+  if (rp_settings_set(&scratch, assignment, err, errlen) != 0) {
+    return RP_ERR_CONFIG;
+  }
+  if (cfg->ntuning >= RP_CONFIG_MAX_TUNING) {
+    snprintf(err, errlen, "more than %d tuning assignments",
+             RP_CONFIG_MAX_TUNING);
+    return RP_ERR_CONFIG;
+  }
+  copy = mem->malloc(n, mem->user_data);
+  if (copy == NULL) {
+    return RP_ERR_NOMEM;
+  }
+  memcpy(copy, assignment, n);
+  nt = mem->realloc(cfg->tuning, (cfg->ntuning + 1) * sizeof(*nt),
+                    mem->user_data);
+  if (nt == NULL) {
+    mem->free(copy, mem->user_data);
+    return RP_ERR_NOMEM;
+  }
+  nt[cfg->ntuning++] = copy;
+  cfg->tuning = nt;
+  return 0;
+}
+
 void rp_config_apply(const rp_config *cfg, rp_settings *settings) {
+  size_t i;
+
   if (cfg->has_load_balance) {
     settings->load_balance = cfg->load_balance;
   }
@@ -137,6 +176,10 @@ void rp_config_apply(const rp_config *cfg, rp_settings *settings) {
   }
   if (cfg->wait_for_token >= 0) {
     settings->wait_for_token = cfg->wait_for_token;
+  }
+  for (i = 0; i < cfg->ntuning; ++i) {
+    /* Checked when added: a field's syntax does not depend on the kind. */
+    (void)rp_settings_set(settings, cfg->tuning[i], NULL, 0);
   }
 }
 
@@ -389,6 +432,56 @@ static int config_discovery(config_ctx *ctx, const cJSON *obj) {
   return 0;
 }
 
+/* CONFIG_TUNING_VALUE is the room for one tuning value as text. */
+#define CONFIG_TUNING_VALUE 300
+
+/* config_tuning reads the "tuning" object: rp_settings fields by name,
+   each a string in rp_settings_set's syntax, a number (seconds for a
+   duration) or a boolean. */
+static int config_tuning(config_ctx *ctx, const cJSON *obj) {
+  const cJSON *item;
+  char path[CONFIG_MAX_PATHSTR];
+  char value[CONFIG_TUNING_VALUE];
+  char assign[CONFIG_MAX_PATHSTR + CONFIG_TUNING_VALUE];
+  char why[RP_SETTINGS_ERRLEN];
+  const rp_settings_field *f;
+  int rv;
+
+  if (!cJSON_IsObject(obj)) {
+    return config_fail(ctx, "tuning", obj, "expected an object");
+  }
+  cJSON_ArrayForEach(item, obj) {
+    const char *k = item->string;
+
+    snprintf(path, sizeof(path), "tuning.%s", k);
+    f = rp_settings_find(k, strlen(k));
+    if (f == NULL) {
+      return config_fail(ctx, path, item, "unknown setting");
+    }
+    if (cJSON_IsString(item)) {
+      snprintf(value, sizeof(value), "%s", item->valuestring);
+    } else if (cJSON_IsBool(item)) {
+      snprintf(value, sizeof(value), "%d", cJSON_IsTrue(item) ? 1 : 0);
+    } else if (cJSON_IsNumber(item)) {
+      snprintf(value, sizeof(value),
+               f->type == RP_SETTINGS_DURATION ? "%.17gs" : "%.17g",
+               item->valuedouble);
+    } else {
+      return config_fail(ctx, path, item,
+                         "expected a string, a number or a boolean");
+    }
+    snprintf(assign, sizeof(assign), "%s=%s", k, value);
+    rv = rp_config_add_tuning(ctx->cfg, assign, why, sizeof(why));
+    if (rv == RP_ERR_CONFIG) {
+      return config_fail(ctx, path, item, why);
+    }
+    if (rv != 0) {
+      return rv;
+    }
+  }
+  return 0;
+}
+
 /* config_member handles one member of the smart_pool object. */
 static int config_member(config_ctx *ctx, const cJSON *item) {
   rp_config *cfg = ctx->cfg;
@@ -426,6 +519,8 @@ static int config_member(config_ctx *ctx, const cJSON *item) {
     cfg->wait_for_token = cJSON_IsTrue(item) ? 1 : 0;
   } else if (strcmp(k, "discovery") == 0) {
     return config_discovery(ctx, item);
+  } else if (strcmp(k, "tuning") == 0) {
+    return config_tuning(ctx, item);
   } else if (strcmp(k, "resolvers") == 0) {
     return config_resolvers(ctx, item, k);
   } else if (strcmp(k, "kind") == 0) {

@@ -148,6 +148,11 @@ typedef struct rp_config {
   rp_config_resolver *resolvers;
   size_t nresolvers;
   size_t cap_resolvers;
+  /* tuning holds |ntuning| "name=value" assignments of rp_settings
+     fields (the "tuning" object, then --set; each owned), checked when
+     added and applied after the fields above. */
+  char **tuning;
+  size_t ntuning;
 } rp_config;
 
 /* rp_config_init makes |cfg| an empty config (nothing given, enabled 0)
@@ -186,6 +191,16 @@ int rp_config_parse_resolver(rp_config_resolver *res, const char *spec,
 int rp_config_add_resolver(rp_config *cfg, const char *spec, const char *source,
                            const char *field, char *err, size_t errlen);
 
+/* RP_CONFIG_MAX_TUNING bounds the number of tuning assignments. */
+#define RP_CONFIG_MAX_TUNING 256
+
+/* rp_config_add_tuning checks |assignment| ("name=value", a field of
+   rp_settings by name: rp_settings_set) and appends a copy to |cfg|.
+   Returns 0, RP_ERR_CONFIG with |err| naming the field and the value, or
+   RP_ERR_NOMEM. */
+int rp_config_add_tuning(rp_config *cfg, const char *assignment, char *err,
+                         size_t errlen);
+
 /* rp_config_parse_duration parses "300ms", "2s", "1.5s", "1m" or "500us"
    into |*pd| ns. Returns 0 or RP_ERR_CONFIG (empty, no unit, unknown
    unit, negative, zero when |allow_zero| is 0, or overflow). */
@@ -201,7 +216,7 @@ int rp_config_parse_listen(const char *text, struct sockaddr_storage *addr);
 
 /* rp_config_apply overwrites the fields of |settings| that |cfg| gives
    (load_balance, deadline, per_attempt, probe_interval, down_after,
-   duplicate, wait_for_token). Call rp_settings_default for the kind
+   duplicate, wait_for_token, then the tuning assignments in order). Call rp_settings_default for the kind
    first. */
 void rp_config_apply(const rp_config *cfg, rp_settings *settings);
 

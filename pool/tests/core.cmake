@@ -1,6 +1,6 @@
 # Unit tests and the micro-benchmark of the pool core (pool/core).
 set(RP_CORE_HARNESS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_harness.c)
-foreach(t pool select caps timing)
+foreach(t pool select caps timing tunnel)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c)
     rp_add_test(unit core_${t}
       SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c ${RP_CORE_HARNESS}
@@ -9,6 +9,9 @@ foreach(t pool select caps timing)
       ${PROJECT_SOURCE_DIR}/pool/dns ${CMAKE_CURRENT_SOURCE_DIR})
   endif()
 endforeach()
+# The settings table needs only the public API.
+rp_add_test(unit core_settings
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_settings.c LIBS rp_core)
 # Module-level tests (internal headers).
 foreach(t ratelim rtt health)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c)

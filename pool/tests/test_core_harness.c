@@ -5,6 +5,7 @@
 #include "test_core_harness.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* H_FNV_* are the 64-bit FNV-1a constants. */
@@ -210,6 +211,7 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
   e->fake = fi;
   e->flags = (flags & RP_SEND_STREAM) ? RP_ANSWER_STREAM : 0;
   e->counted = 0;
+  e->cancelled = 0;
   if (f->limit_qps > 0.0) {
     f->tokens += f->limit_qps * (double)(h->now - f->tok_at) / 1e9;
     f->tok_at = h->now;
@@ -284,6 +286,20 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
   e->at = h->now + delay;
   e->counted = 1;
   ++f->inflight;
+  if (f->hold > 0) {
+    if (f->held != NULL) {
+      /* The newer query releases the held one at once. */
+      h_event *rel = test_malloc(sizeof(*rel));
+
+      *rel = *f->held;
+      rel->at = h->now + delay;
+      rel->seq = h->seq++;
+      f->held->cancelled = 1;
+      h_push(h, rel);
+    }
+    e->at = h->now + f->hold;
+    f->held = e;
+  }
   h_push(h, e);
   return 0;
 }
@@ -354,6 +370,9 @@ static void h_log_cb(rp_log_level level, uint32_t category, const char *line,
 
   (void)level;
   (void)category;
+  if (h->trace) {
+    fprintf(stderr, "%s\n", line);
+  }
   ++h->nlog;
   if (strstr(line, "ev=down") != NULL) {
     ++h->nlog_down;
@@ -375,8 +394,16 @@ int h_pool_new(rp_pool **ppool, const rp_settings *set, const rp_mem *mem,
 }
 
 int h_init(harness *h, const rp_settings *set, uint64_t seed) {
+  const char *trace = getenv("H_TRACE");
+
   memset(h, 0, sizeof(*h));
   h->set = *set;
+  if (trace != NULL && trace[0] != '\0') {
+    /* H_TRACE=1 prints the pool's log (info), H_TRACE=2 at debug: a
+       test's decisions, to read when it fails. */
+    h->trace = 1;
+    h->set.log_level = trace[0] == '2' ? RP_LOG_DEBUG : RP_LOG_INFO;
+  }
   h->rng = seed ? seed : 1;
   h->fake_rng = (seed ^ 0x9e3779b97f4a7c15ULL) | 1;
   h->hash = H_FNV_OFFSET;
@@ -479,6 +506,13 @@ void h_step_to(harness *h, rp_tstamp t) {
     }
     if (ev_at <= exp_at) {
       e = h_pop(h);
+      if (e->cancelled) {
+        test_free(e);
+        continue;
+      }
+      if (h->fakes[e->fake].held == e) {
+        h->fakes[e->fake].held = NULL;
+      }
       if (e->at > h->now) {
         h->now = e->at;
       }

@@ -52,6 +52,10 @@ typedef struct h_fake {
   rp_tstamp refuse_from, refuse_until;
   /* jitter: a uniform extra delay 0 .. jitter. */
   rp_duration jitter;
+  /* hold: a tunnel server's held poll, as dnstt-server: the answer to
+     the newest query is held until the next query arrives (then it goes
+     at once) or |hold| passes (0: no hold). */
+  rp_duration hold;
   size_t payload;
   /* payload_copy: answer size for a second send of the same query. */
   size_t payload_copy;
@@ -69,6 +73,8 @@ typedef struct h_fake {
   /* max_inflight_probation is the most sends in flight seen while the
      pool had it in probation. */
   uint32_t max_inflight_probation;
+  /* held is the answer event being held (|hold|), or NULL. */
+  struct h_event *held;
 } h_fake;
 
 typedef struct h_event {
@@ -79,6 +85,9 @@ typedef struct h_event {
   uint32_t flags;
   /* counted: 1 if the send counted in |inflight| of the fake. */
   int counted;
+  /* cancelled: 1 once a held answer was released early (a copy of it
+     went into the heap); the event is dropped when it comes up. */
+  int cancelled;
   uint8_t buf[H_MSG_MAX];
 } h_event;
 
@@ -117,6 +126,8 @@ typedef struct harness {
      per query: exactly one is right. */
   uint8_t *firsts;
   int id_mismatch;
+  /* trace is 1 when H_TRACE is set: log lines go to stderr. */
+  int trace;
   /* Log lines seen (callbacks.log), and the last one. */
   uint64_t nlog, nlog_down, nlog_cap;
   char last_log[256];

@@ -30,9 +30,28 @@ static void answer_at_rate(rp_ratelim *rl, rp_tstamp *now, double qps,
 
   while (*now < end) {
     rp_ratelim_on_send(rl, &set, 0, *now);
-    rp_ratelim_on_answer(rl, &set, *now);
+    rp_ratelim_on_answer(rl, &set, *now, *now);
     *now += gap;
   }
+}
+
+/* drops applies |n| overtaken drops of tries sent at |sent|, one per
+   100 ms bucket from |*pnow| (left at the last), and returns the last
+   result; |*pnloss| sums their losses. */
+static int drops(rp_ratelim *rl, uint32_t n, rp_tstamp sent, rp_tstamp *pnow,
+                 uint32_t *pnloss) {
+  uint32_t i, one;
+  int rv = 0;
+
+  *pnloss = 0;
+  for (i = 0; i < n; ++i) {
+    if (i > 0) {
+      *pnow += RP_RATELIM_BUCKET;
+    }
+    rv = rp_ratelim_on_drop(rl, &set, sent, 1, *pnow, &one);
+    *pnloss += one;
+  }
+  return rv;
 }
 
 /* The answer rate of a resolver in use under 3 s is measured over its
@@ -93,8 +112,8 @@ static void test_core_ratelim_drop_assumes(void **state) {
   answer_at_rate(&rl, &now, 3, 2 * S);
   assert_true(rl.answers < 10);
   now += 100 * MS;
-  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &nloss),
-                   1);
+  assert_int_equal(
+      drops(&rl, set.loss_verdict_drops, now - 2 * S, &now, &nloss), 1);
   assert_true(rl.cap > 0.9 * set.assume_qps - 0.1 &&
               rl.cap < 0.9 * set.assume_qps + 0.1);
 }
@@ -128,37 +147,34 @@ static void test_core_ratelim_overflow_grace(void **state) {
   assert_true(rl.cap == cap);
 }
 
-/* Drop while answering others: cap = 0.9 x rate; a drop of overflow is
-   not loss; a drop with no answer at all does not cap. */
+/* Overtaken drops while answering others: a drop now and then sets no
+   cap; loss_verdict_drops of them in the rate window start an episode:
+   cap = 0.9 x rate, and no loss (overflow while the cap is found);
+   within the grace no new cap. */
 static void test_core_ratelim_drop(void **state) {
   rp_ratelim rl;
-  rp_tstamp now = 0, t_cap;
+  rp_tstamp now = 0;
   double rate;
   uint32_t n;
 
   (void)state;
   rp_ratelim_init(&rl);
   answer_at_rate(&rl, &now, 40, 4 * S);
+  assert_int_equal(
+      drops(&rl, set.loss_verdict_drops - 1, now - 2 * S, &now, &n), 0);
+  assert_true(rl.cap == 0.0);
+  assert_int_equal(n, 0);
+  now += RP_RATELIM_BUCKET;
   rate = rp_ratelim_rate(&rl, &set, now);
-  /* Sent uncapped: capped at 0.9 x, and maybe overflow: not loss. */
-  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &n), 1);
-  assert_int_equal(n, 0);
-  assert_true(rl.cap > 0.9 * rate - 0.5 && rl.cap < 0.9 * rate + 0.5);
-  /* Within the grace: no new cap. */
-  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now, 0, now + 10 * MS, &n), 0);
-  assert_int_equal(n, 0);
-  /* Under the cap: pending, and the cap is lowered. */
-  now += 2 * S;
-  answer_at_rate(&rl, &now, 30, 1 * S);
-  t_cap = now;
   assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n), 1);
   assert_int_equal(n, 0);
-  assert_int_equal(rl.pending, 1);
-  /* A try sent after that lowering drops too: loss, pending included. */
-  now += 2 * S;
-  assert_int_equal(rp_ratelim_on_drop(&rl, &set, t_cap + MS, 1, now, &n), 1);
-  assert_int_equal(n, 2);
-  assert_int_equal(rl.pending, 0);
+  assert_true(rl.cap > 0.9 * rate - 0.5 && rl.cap < 0.9 * rate + 0.5);
+  assert_int_equal(rl.pending, set.loss_verdict_drops);
+  assert_true(rl.exp_at == now);
+  /* Within the grace: no new cap. */
+  assert_int_equal(
+      rp_ratelim_on_drop(&rl, &set, now - MS, 1, now + 10 * MS, &n), 0);
+  assert_int_equal(n, 0);
 }
 
 /* Drops that stop once the cap is lowered are forgiven: overflow. */
@@ -170,16 +186,51 @@ static void test_core_ratelim_drop_forgiven(void **state) {
   (void)state;
   rp_ratelim_init(&rl);
   answer_at_rate(&rl, &now, 40, 4 * S);
-  rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &n);
-  now += 2 * S;
-  answer_at_rate(&rl, &now, 30, 1 * S);
-  rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n);
-  rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now + MS, &n);
-  assert_int_equal(rl.pending, 2);
-  /* per_attempt + grace of answers, no drop: forgiven. */
+  drops(&rl, set.loss_verdict_drops + 1, now - 2 * S, &now, &n);
+  assert_int_equal(rl.pending, set.loss_verdict_drops + 1);
+  assert_true(rl.cap > 0.0);
+  /* per_attempt + grace of answers, no drop: forgiven, cap kept. */
   answer_at_rate(&rl, &now, 30, 3500 * MS);
   assert_int_equal(rl.pending, 0);
-  assert_true(rl.drop_capped_at == RP_TSTAMP_UNSET);
+  assert_true(rl.exp_at == RP_TSTAMP_UNSET);
+  assert_true(rl.cap > 0.0);
+}
+
+/* Drops that go on under the lowered cap at the share they had before
+   are random loss: the episode's drops are counted, the cap goes back
+   (here: none), and for random_loss_hold later drops are loss without a
+   cap. A lone resolver losing 10 % keeps its full rate. */
+static void test_core_ratelim_random_loss(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0, sent;
+  uint32_t n, lost = 0;
+  int i, verdict = -1;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  for (i = 0; i < 2000 && verdict < 0; ++i) {
+    sent = now;
+    rp_ratelim_on_send(&rl, &set, 0, now);
+    now += 5 * MS;
+    if (i % 10 == 9) {
+      if (rp_ratelim_on_drop(&rl, &set, sent, 1, now, &n) && rl.cap <= 0.0 &&
+          n > 0) {
+        verdict = i;
+      }
+      lost += n;
+    } else {
+      rp_ratelim_on_answer(&rl, &set, sent, now);
+    }
+  }
+  print_message("verdict after %d sends, %u counted as loss\n", verdict, lost);
+  assert_true(verdict > 0 && verdict < 400);
+  assert_true(rl.cap == 0.0);
+  assert_true(lost >= set.loss_verdict_drops);
+  assert_true(rl.random_until != RP_TSTAMP_UNSET);
+  /* Later drops: loss at once, no cap. */
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - MS, 1, now, &n), 0);
+  assert_int_equal(n, 1);
+  assert_true(rl.cap == 0.0);
 }
 
 /* A drop with no answer at all does not cap and is loss. */
@@ -195,6 +246,28 @@ static void test_core_ratelim_drop_silent(void **state) {
   assert_int_equal(rp_ratelim_on_drop(&rl, &set, 0, 0, now, &n), 0);
   assert_true(rl.cap == 0.0);
   assert_int_equal(n, 1);
+}
+
+/* A try that nothing sent later overtook is no drop, even while the
+   resolver answers others at a high rate: a tunnel server's held poll
+   unanswered at per_attempt. No cap, no trouble; counted as one loss. */
+static void test_core_ratelim_not_overtaken(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  uint32_t n;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 40, 4 * S);
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &n), 0);
+  assert_true(rl.cap == 0.0);
+  assert_int_equal(n, 1);
+  assert_true(rl.last_trouble == RP_TSTAMP_UNSET);
+  /* Before assume_answers as well: no rate is assumed. */
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 3, 1 * S);
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - S, 0, now, &n), 0);
+  assert_true(rl.cap == 0.0);
 }
 
 /* After a quiet spell a refusal lowers the cap by at most 30 %. */
@@ -322,7 +395,9 @@ int main(void) {
       cmocka_unit_test(test_core_ratelim_overflow_grace),
       cmocka_unit_test(test_core_ratelim_drop),
       cmocka_unit_test(test_core_ratelim_drop_forgiven),
+      cmocka_unit_test(test_core_ratelim_random_loss),
       cmocka_unit_test(test_core_ratelim_drop_silent),
+      cmocka_unit_test(test_core_ratelim_not_overtaken),
       cmocka_unit_test(test_core_ratelim_quiet_step),
       cmocka_unit_test(test_core_ratelim_growth),
       cmocka_unit_test(test_core_ratelim_lift),

@@ -140,8 +140,13 @@ static void test_core_select_lossy_left_out(void **state) {
   h_free(&h);
 }
 
-/* A new resolver never has two queries in flight before its 8th answer,
-   even when it is far slower than the others and the load is high. */
+/* A new resolver has one query in flight at a time until its 8th reply
+   while another resolver has room: added beside a proven fast one under
+   a high load, a 150 ms one never holds more than its probation query
+   (and one stale try: a first query unanswered after past_cap_interval
+   frees the slot once, so that a tunnel server holding it gets a second
+   that releases it). A lone new resolver takes the whole load at once
+   (no other has room): nothing waits or fails. */
 static void test_core_select_probation(void **state) {
   harness h;
   rp_resolver_stats st;
@@ -149,17 +154,23 @@ static void test_core_select_probation(void **state) {
   (void)state;
   start(&h, 14);
   h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_run(&h, 2 * S, 200);
+  assert_int_equal(h.failed, 0);
+  assert_true(h.fakes[0].max_inflight_probation > 1);
   h_add(&h, &(h_fake){.delay = 150 * MS});
   h_add(&h, &(h_fake){.delay = 22 * MS});
   h_run(&h, 5 * S, 200);
-  assert_true(h.fakes[0].max_inflight_probation <= 1);
-  assert_true(h.fakes[1].max_inflight_probation <= 1);
-  assert_true(h.fakes[2].max_inflight_probation <= 1);
-  /* It had queries to take: after probation it carries a third. */
+  print_message("in flight in probation: %u %u\n",
+                h.fakes[1].max_inflight_probation,
+                h.fakes[2].max_inflight_probation);
+  assert_true(h.fakes[1].max_inflight_probation <= 2);
+  assert_true(h.fakes[2].max_inflight_probation <= 2);
+  /* It had queries to take: after probation it carries its share. */
   assert_true(h.fakes[2].got > 250);
   st = h_rstats(&h, 2);
   assert_true(st.answered >= 8);
   assert_int_not_equal(st.state, RP_RESOLVER_PROBATION);
+  assert_int_equal(h.failed, 0);
   /* Refusals count toward probation too. */
   h_free(&h);
   start(&h, 15);

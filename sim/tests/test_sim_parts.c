@@ -1,7 +1,6 @@
 /*
  * test_sim_parts.c: the simulator's pure parts: the event heap's (ts,
- * seq) order, the --set table, load specs, resolver changes and
- * scenario files.
+ * seq) order, load specs, resolver changes and scenario files.
  */
 #include "test_sim_mem.h"
 
@@ -10,7 +9,6 @@
 #include "sim_load.h"
 #include "sim_resolver.h"
 #include "sim_scenario.h"
-#include "sim_settings.h"
 
 #include "dns.h"
 
@@ -54,131 +52,6 @@ static void test_sim_heap_order(void **state) {
   }
   assert_int_equal(sim_heap_len(&heap), 0);
   sim_heap_free(&heap);
-}
-
-static void test_sim_settings_table(void **state) {
-  size_t n;
-  size_t i;
-  const sim_settings_field *f = sim_settings_fields(&n);
-  rp_settings a;
-  rp_settings b;
-  char value[SIM_SETTINGS_VALUELEN];
-  char assign[SIM_SETTINGS_VALUELEN + 64];
-  char err[SIM_SETTINGS_ERRLEN];
-  (void)state;
-  rp_settings_default(&a, RP_KIND_DNSTT);
-  assert_true(n > 40);
-  /* Every field formats and reads back to the same bytes. */
-  for (i = 0; i < n; ++i) {
-    rp_settings_default(&b, RP_KIND_GENERIC);
-    sim_settings_format(&a, &f[i], value, sizeof(value));
-    snprintf(assign, sizeof(assign), "%s=%s", f[i].name, value);
-    assert_int_equal(sim_settings_set(&b, assign, err, sizeof(err)), 0);
-    assert_memory_equal((const uint8_t *)&a + f[i].offset,
-                        (const uint8_t *)&b + f[i].offset, f[i].size);
-  }
-}
-
-/* test_type_align returns the alignment of a table type on this ABI. */
-static size_t test_type_align(sim_settings_type type) {
-  switch (type) {
-  case SIM_SETTINGS_DURATION:
-    return _Alignof(rp_duration);
-  case SIM_SETTINGS_U32:
-    return _Alignof(uint32_t);
-  case SIM_SETTINGS_U16:
-    return _Alignof(uint16_t);
-  case SIM_SETTINGS_INT:
-  case SIM_SETTINGS_BOOL:
-    return _Alignof(int);
-  case SIM_SETTINGS_SIZE:
-    return _Alignof(size_t);
-  case SIM_SETTINGS_DOUBLE:
-    return _Alignof(double);
-  case SIM_SETTINGS_BALANCE:
-    return _Alignof(rp_balance);
-  case SIM_SETTINGS_LOG_LEVEL:
-    return _Alignof(rp_log_level);
-  case SIM_SETTINGS_STRING:
-    return 1;
-  }
-  return 1;
-}
-
-/* test_cmp_field orders table entries by offset. */
-static int test_cmp_field(const void *a, const void *b) {
-  const sim_settings_field *x = a;
-  const sim_settings_field *y = b;
-  return (x->offset > y->offset) - (x->offset < y->offset);
-}
-
-/* Every field of rp_settings is in the --set table: walking the entries
-   by offset, each starts where the previous one ends (after natural
-   padding), and the last one ends the struct. A field added to
-   respool.h without a table line shows up as a gap, named here. */
-static void test_sim_settings_complete(void **state) {
-  size_t n;
-  size_t i;
-  const sim_settings_field *f = sim_settings_fields(&n);
-  sim_settings_field sorted[128];
-  size_t pos = 0;
-  (void)state;
-  assert_true(n <= sizeof(sorted) / sizeof(sorted[0]));
-  memcpy(sorted, f, n * sizeof(*f));
-  qsort(sorted, n, sizeof(sorted[0]), test_cmp_field);
-  for (i = 0; i < n; ++i) {
-    size_t a = test_type_align(sorted[i].type);
-    size_t expect = (pos + a - 1) / a * a;
-    if (sorted[i].offset != expect) {
-      fail_msg("rp_settings has a field at offset %zu (before %s) that "
-               "sim/sim_settings.c does not know: add it to the table",
-               pos, sorted[i].name);
-    }
-    pos = sorted[i].offset + sorted[i].size;
-  }
-  if ((pos + _Alignof(rp_settings) - 1) / _Alignof(rp_settings) *
-          _Alignof(rp_settings) !=
-      sizeof(rp_settings)) {
-    fail_msg("rp_settings has fields after %s that sim/sim_settings.c does "
-             "not know: add them to the table",
-             sorted[n - 1].name);
-  }
-}
-
-static void test_sim_settings_set(void **state) {
-  rp_settings s;
-  rp_settings before;
-  char err[SIM_SETTINGS_ERRLEN];
-  (void)state;
-  rp_settings_default(&s, RP_KIND_GENERIC);
-  assert_int_equal(sim_settings_set(&s, "band_ratio=1.5", err, sizeof(err)), 0);
-  assert_true(s.band_ratio == 1.5);
-  assert_int_equal(sim_settings_set(&s, "token_wait=150ms", err, sizeof(err)),
-                   0);
-  assert_int_equal(s.token_wait, 150 * RP_MILLISECONDS);
-  assert_int_equal(sim_settings_set(&s, "wait_for_token=no", err, sizeof(err)),
-                   0);
-  assert_int_equal(s.wait_for_token, 0);
-  assert_int_equal(
-      sim_settings_set(&s, "load_balance=least_loss", err, sizeof(err)), 0);
-  assert_int_equal(s.load_balance, RP_BALANCE_LEAST_LOSS);
-  assert_int_equal(sim_settings_set(&s, "score_refusal=-3", err, sizeof(err)),
-                   0);
-  assert_int_equal(s.score_refusal, -3);
-  before = s;
-  /* An unknown name is an error that names it, and changes nothing. */
-  assert_int_equal(sim_settings_set(&s, "band_ration=2", err, sizeof(err)),
-                   RP_ERR_CONFIG);
-  assert_non_null(strstr(err, "band_ration"));
-  assert_int_equal(sim_settings_set(&s, "down_after=x", err, sizeof(err)),
-                   RP_ERR_CONFIG);
-  assert_non_null(strstr(err, "down_after"));
-  assert_non_null(strstr(err, "'x'"));
-  assert_int_equal(sim_settings_set(&s, "deadline", err, sizeof(err)),
-                   RP_ERR_CONFIG);
-  assert_int_equal(sim_settings_set(&s, "duplicate=-1", err, sizeof(err)),
-                   RP_ERR_CONFIG);
-  assert_memory_equal(&s, &before, sizeof(s));
 }
 
 static void test_sim_load_parse(void **state) {
@@ -308,9 +181,6 @@ static void test_sim_scenario_file(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sim_heap_order),
-      cmocka_unit_test(test_sim_settings_table),
-      cmocka_unit_test(test_sim_settings_complete),
-      cmocka_unit_test(test_sim_settings_set),
       cmocka_unit_test(test_sim_load_parse),
       cmocka_unit_test(test_sim_resolver_change),
       cmocka_unit_test(test_sim_scenario_file),

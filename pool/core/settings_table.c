@@ -1,0 +1,536 @@
+/*
+ * settings_table.c: the fields of rp_settings by name (respool.h:
+ * rp_settings_fields, rp_settings_set, rp_settings_format), shared by
+ * the CLI's --set, the config's "tuning" object and respool-sim --set.
+ *
+ * IMPLEMENTATION NOTES
+ * - The table is built with offsetof and sizeof, and every entry's size
+ *   is checked against its type when it is used (and by a test), so a
+ *   field whose type changes in respool.h cannot be written through the
+ *   wrong width silently; a test also finds a field of rp_settings that
+ *   has no line here.
+ * - Durations are a decimal number with a unit (us, ms, s, m, h), "0"
+ *   or "none" (unset): rp_duration_parse.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* SETTINGS_FIELD makes one table entry for the rp_settings field |f|. */
+#define SETTINGS_FIELD(f, type, help)                                          \
+  { #f, offsetof(rp_settings, f), sizeof(((rp_settings *)0)->f), type, help }
+
+static const rp_settings_field settings_table[] = {
+    SETTINGS_FIELD(
+        load_balance, RP_SETTINGS_BALANCE,
+        "strategy: auto|roundrobin|weighted|lowest_latency|least_loss"),
+    SETTINGS_FIELD(deadline, RP_SETTINGS_DURATION,
+                   "longest time for one query over all tries"),
+    SETTINGS_FIELD(per_attempt, RP_SETTINGS_DURATION,
+                   "longest try at one resolver"),
+    SETTINGS_FIELD(probe_interval, RP_SETTINGS_DURATION,
+                   "how often an idle down resolver is probed"),
+    SETTINGS_FIELD(down_after, RP_SETTINGS_U32,
+                   "timeouts in a row, no answer at all, before down"),
+    SETTINGS_FIELD(duplicate, RP_SETTINGS_U32,
+                   "most sends per query, copies included"),
+    SETTINGS_FIELD(wait_for_token, RP_SETTINGS_BOOL,
+                   "hold a query for a token (1) or fail it at once (0)"),
+    SETTINGS_FIELD(max_inflight, RP_SETTINGS_SIZE,
+                   "cap on client queries in flight"),
+    SETTINGS_FIELD(max_resolvers, RP_SETTINGS_SIZE, "cap on resolvers"),
+    SETTINGS_FIELD(log_level, RP_SETTINGS_LOG_LEVEL,
+                   "core log level: error|warn|info|debug"),
+    SETTINGS_FIELD(log_categories, RP_SETTINGS_U32,
+                   "mask of RP_LOG_CAT_* (255 = all)"),
+    SETTINGS_FIELD(latency_window, RP_SETTINGS_DURATION,
+                   "span of the fastest-answer latency"),
+    SETTINGS_FIELD(band_ratio, RP_SETTINGS_DOUBLE,
+                   "equal-cost band: x the cheapest cost"),
+    SETTINGS_FIELD(band_slack, RP_SETTINGS_DURATION,
+                   "equal-cost band: additive slack"),
+    SETTINGS_FIELD(band_loss, RP_SETTINGS_DOUBLE,
+                   "equal-cost band: loss above the lowest, ratio"),
+    SETTINGS_FIELD(loss_z, RP_SETTINGS_DOUBLE, "z of the loss Wilson interval"),
+    SETTINGS_FIELD(loss_window, RP_SETTINGS_DOUBLE,
+                   "effective tries the loss estimate weighs"),
+    SETTINGS_FIELD(probation_answers, RP_SETTINGS_U32,
+                   "answers before a new resolver gets more than one query"),
+    SETTINGS_FIELD(retry_left_out, RP_SETTINGS_DURATION,
+                   "how often a left-out resolver is tried again"),
+    SETTINGS_FIELD(cap_refusal_factor, RP_SETTINGS_DOUBLE,
+                   "cap after a refusal, x recent answer rate"),
+    SETTINGS_FIELD(cap_drop_factor, RP_SETTINGS_DOUBLE,
+                   "cap after a drop, x recent answer rate"),
+    SETTINGS_FIELD(cap_growth, RP_SETTINGS_DOUBLE,
+                   "cap growth while answering, ratio per second"),
+    SETTINGS_FIELD(cap_lift_after, RP_SETTINGS_DURATION,
+                   "a cap holding nothing back this long is lifted"),
+    SETTINGS_FIELD(rate_window, RP_SETTINGS_DURATION,
+                   "span of the recent answer rate"),
+    SETTINGS_FIELD(overflow_grace, RP_SETTINGS_DURATION,
+                   "after overflow, refusals do not lower the cap this long"),
+    SETTINGS_FIELD(
+        quiet_spell, RP_SETTINGS_DURATION,
+        "no trouble this long makes a refusal 'after a quiet spell'"),
+    SETTINGS_FIELD(quiet_max_step, RP_SETTINGS_DOUBLE,
+                   "largest cap cut after a quiet spell, ratio"),
+    SETTINGS_FIELD(
+        assume_answers, RP_SETTINGS_U32,
+        "a first refusal before this many answers assumes assume_qps"),
+    SETTINGS_FIELD(assume_qps, RP_SETTINGS_DOUBLE, "answer rate assumed, q/s"),
+    SETTINGS_FIELD(bucket_depth, RP_SETTINGS_DURATION,
+                   "token bucket depth as a span of the cap"),
+    SETTINGS_FIELD(token_wait, RP_SETTINGS_DURATION,
+                   "how long a query waits for a token"),
+    SETTINGS_FIELD(past_cap_interval, RP_SETTINGS_DURATION,
+                   "one waiting query per resolver per span goes past the cap"),
+    SETTINGS_FIELD(
+        trouble_recent, RP_SETTINGS_DURATION,
+        "refused or lost this recently: no past-cap send, no growth"),
+    SETTINGS_FIELD(loss_verdict_drops, RP_SETTINGS_U32,
+                   "drops under a lowered cap that show random loss"),
+    SETTINGS_FIELD(loss_verdict_ratio, RP_SETTINGS_DOUBLE,
+                   "... with this share of the drop rate before, ratio"),
+    SETTINGS_FIELD(random_loss_hold, RP_SETTINGS_DURATION,
+                   "after that, drops are loss without a cap this long"),
+    SETTINGS_FIELD(drop_min_share, RP_SETTINGS_DOUBLE,
+                   "drops start a cap from this share of replies, ratio"),
+    SETTINGS_FIELD(drop_min_spread, RP_SETTINGS_U32,
+                   "... spread over this many 100 ms buckets"),
+    SETTINGS_FIELD(hedge_devs, RP_SETTINGS_DOUBLE,
+                   "hedge after mean + this many deviations"),
+    SETTINGS_FIELD(hedge_min_dev, RP_SETTINGS_DURATION,
+                   "smallest deviation term of the hedge time"),
+    SETTINGS_FIELD(early_hedge_rtts, RP_SETTINGS_DOUBLE,
+                   "early hedge at a lossy resolver, in fastest latencies"),
+    SETTINGS_FIELD(lossy_recent, RP_SETTINGS_DURATION,
+                   "a loss this recent makes a resolver 'lossy lately'"),
+    SETTINGS_FIELD(hedge_lossy_loss, RP_SETTINGS_DOUBLE,
+                   "loss lower bound above which a hedge may go anywhere"),
+    SETTINGS_FIELD(max_hedges, RP_SETTINGS_U32, "most hedges per query"),
+    SETTINGS_FIELD(copy_delay_rtt, RP_SETTINGS_DOUBLE,
+                   "copy delay after the first send, in round trips"),
+    SETTINGS_FIELD(copy_small_ratio, RP_SETTINGS_DOUBLE,
+                   "an answer under this x the largest recent one is small"),
+    SETTINGS_FIELD(copy_window, RP_SETTINGS_U32,
+                   "copies' answers judged at once"),
+    SETTINGS_FIELD(copy_step, RP_SETTINGS_DOUBLE,
+                   "change of copies per query per judgement"),
+    SETTINGS_FIELD(copy_probe_interval, RP_SETTINGS_DURATION,
+                   "when no copies are sent, a few are tried this often"),
+    SETTINGS_FIELD(copy_probe_queries, RP_SETTINGS_U32,
+                   "queries that get a copy then"),
+    SETTINGS_FIELD(answer_size_window, RP_SETTINGS_DURATION,
+                   "span of the largest recent answer"),
+    SETTINGS_FIELD(down_copy_interval, RP_SETTINGS_DURATION,
+                   "a down resolver gets a live copy this often"),
+    SETTINGS_FIELD(probe_name, RP_SETTINGS_STRING,
+                   "name of a built probe query (empty: copy a client query)"),
+    SETTINGS_FIELD(probe_qtype, RP_SETTINGS_U16, "type of the built probe"),
+    SETTINGS_FIELD(score_answer, RP_SETTINGS_INT, "score change on an answer"),
+    SETTINGS_FIELD(score_refusal, RP_SETTINGS_INT, "score change on a refusal"),
+    SETTINGS_FIELD(score_failure, RP_SETTINGS_INT,
+                   "score change on a timeout or network error"),
+    SETTINGS_FIELD(stat_min_samples, RP_SETTINGS_U32,
+                   "samples before lowest_latency/least_loss count them"),
+    SETTINGS_FIELD(ll_unknown_latency, RP_SETTINGS_DURATION,
+                   "latency assumed before that"),
+    SETTINGS_FIELD(ll_unknown_loss, RP_SETTINGS_U32,
+                   "loss per mille assumed before that"),
+    SETTINGS_FIELD(max_query_len, RP_SETTINGS_SIZE,
+                   "longest client query kept, bytes"),
+};
+
+/* SETTINGS_MAX_DURATION_S bounds a parsed duration, seconds (a day). */
+#define SETTINGS_MAX_DURATION_S 86400.0
+/* SETTINGS_S_PER_MIN and SETTINGS_S_PER_HOUR scale the m and h units. */
+#define SETTINGS_S_PER_MIN 60.0
+#define SETTINGS_S_PER_HOUR 3600.0
+
+int rp_duration_parse(const char *text, rp_duration *pd) {
+  static const struct {
+    const char *unit;
+    double ns;
+  } units[] = {
+      {"us", (double)RP_MICROSECONDS},
+      {"ms", (double)RP_MILLISECONDS},
+      {"s", (double)RP_SECONDS},
+      {"m", SETTINGS_S_PER_MIN * (double)RP_SECONDS},
+      {"h", SETTINGS_S_PER_HOUR * (double)RP_SECONDS},
+  };
+  char *end = NULL;
+  double v;
+  size_t i;
+
+  if (text == NULL || text[0] < '0' || text[0] > '9') {
+    return RP_ERR_CONFIG;
+  }
+  if (strcmp(text, "0") == 0) {
+    *pd = 0;
+    return 0;
+  }
+  errno = 0;
+  v = strtod(text, &end);
+  if (errno != 0 || end == text || !isfinite(v) || v < 0.0) {
+    return RP_ERR_CONFIG;
+  }
+  for (i = 0; i < sizeof(units) / sizeof(units[0]); ++i) {
+    if (strcmp(end, units[i].unit) == 0) {
+      v *= units[i].ns;
+      if (v > SETTINGS_MAX_DURATION_S * (double)RP_SECONDS) {
+        return RP_ERR_CONFIG;
+      }
+      *pd = (rp_duration)v;
+      return 0;
+    }
+  }
+  return RP_ERR_CONFIG;
+}
+
+/* settings_balance_names is indexed by rp_balance. */
+static const char *const settings_balance_names[] = {
+    "auto", "roundrobin", "weighted", "lowest_latency", "least_loss"};
+
+/* settings_level_names is indexed by rp_log_level. */
+static const char *const settings_level_names[] = {"error", "warn", "info",
+                                                   "debug"};
+
+/* SETTINGS_NONE is the text of an unset duration. */
+#define SETTINGS_NONE "none"
+
+/* settings_type_size returns the width a type writes, or 0 for
+   strings (any array size). */
+static size_t settings_type_size(rp_settings_type type) {
+  switch (type) {
+  case RP_SETTINGS_DURATION:
+    return sizeof(rp_duration);
+  case RP_SETTINGS_U32:
+    return sizeof(uint32_t);
+  case RP_SETTINGS_U16:
+    return sizeof(uint16_t);
+  case RP_SETTINGS_INT:
+  case RP_SETTINGS_BOOL:
+    return sizeof(int);
+  case RP_SETTINGS_SIZE:
+    return sizeof(size_t);
+  case RP_SETTINGS_DOUBLE:
+    return sizeof(double);
+  case RP_SETTINGS_BALANCE:
+    return sizeof(rp_balance);
+  case RP_SETTINGS_LOG_LEVEL:
+    return sizeof(rp_log_level);
+  case RP_SETTINGS_STRING:
+    return 0;
+  }
+  return 0;
+}
+
+const rp_settings_field *rp_settings_fields(size_t *plen) {
+  *plen = sizeof(settings_table) / sizeof(settings_table[0]);
+  return settings_table;
+}
+
+const rp_settings_field *rp_settings_find(const char *name, size_t namelen) {
+  size_t i;
+  size_t n = sizeof(settings_table) / sizeof(settings_table[0]);
+  for (i = 0; i < n; ++i) {
+    if (strlen(settings_table[i].name) == namelen &&
+        memcmp(settings_table[i].name, name, namelen) == 0) {
+      return &settings_table[i];
+    }
+  }
+  return NULL;
+}
+
+/* settings_err formats an error into |errbuf| when it is not NULL. */
+static void settings_err(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void settings_err(char *errbuf, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  if (!errbuf || errlen == 0) {
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(errbuf, errlen, fmt, ap);
+  va_end(ap);
+}
+
+/* settings_parse_u64 reads a plain unsigned decimal. Returns 0 or -1. */
+static int settings_parse_u64(const char *text, uint64_t max, uint64_t *pval) {
+  char *end = NULL;
+  unsigned long long v;
+  if (text[0] < '0' || text[0] > '9') {
+    return -1;
+  }
+  errno = 0;
+  v = strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v > max) {
+    return -1;
+  }
+  *pval = (uint64_t)v;
+  return 0;
+}
+
+/* settings_parse_name finds |text| in |names| (|n| of them). Returns the
+   index or -1. */
+static int settings_parse_name(const char *text, const char *const *names,
+                               size_t n) {
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    if (strcmp(text, names[i]) == 0) {
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+/* settings_parse_value writes |text| as |field| into |dst|. Returns 0 or
+   -1 and sets |*pwant| to what the value should look like. */
+static int settings_parse_value(const rp_settings_field *field,
+                                const char *text, uint8_t *dst,
+                                const char **pwant) {
+  uint64_t u = 0;
+  switch (field->type) {
+  case RP_SETTINGS_DURATION: {
+    rp_duration d = 0;
+    *pwant = "a duration such as 300ms, 2s or none";
+    if (strcmp(text, SETTINGS_NONE) == 0) {
+      d = RP_TSTAMP_UNSET;
+    } else if (rp_duration_parse(text, &d) != 0) {
+      return -1;
+    }
+    memcpy(dst, &d, sizeof(d));
+    return 0;
+  }
+  case RP_SETTINGS_U32: {
+    uint32_t v;
+    *pwant = "an unsigned integer";
+    if (settings_parse_u64(text, UINT32_MAX, &u) != 0) {
+      return -1;
+    }
+    v = (uint32_t)u;
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+  }
+  case RP_SETTINGS_U16: {
+    uint16_t v;
+    *pwant = "an integer 0..65535";
+    if (settings_parse_u64(text, UINT16_MAX, &u) != 0) {
+      return -1;
+    }
+    v = (uint16_t)u;
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+  }
+  case RP_SETTINGS_SIZE: {
+    size_t v;
+    *pwant = "an unsigned integer";
+    if (settings_parse_u64(text, SIZE_MAX, &u) != 0) {
+      return -1;
+    }
+    v = (size_t)u;
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+  }
+  case RP_SETTINGS_INT: {
+    char *end = NULL;
+    long v;
+    int iv;
+    *pwant = "an integer";
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (text[0] == '\0' || errno != 0 || *end != '\0' || v < INT32_MIN ||
+        v > INT32_MAX) {
+      return -1;
+    }
+    iv = (int)v;
+    memcpy(dst, &iv, sizeof(iv));
+    return 0;
+  }
+  case RP_SETTINGS_DOUBLE: {
+    char *end = NULL;
+    double v;
+    *pwant = "a decimal number";
+    errno = 0;
+    v = strtod(text, &end);
+    if (text[0] == '\0' || errno != 0 || *end != '\0' || !isfinite(v)) {
+      return -1;
+    }
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+  }
+  case RP_SETTINGS_BOOL: {
+    static const char *const yes[] = {"1", "yes", "true", "on"};
+    static const char *const no[] = {"0", "no", "false", "off"};
+    int v;
+    *pwant = "0/1, yes/no or true/false";
+    if (settings_parse_name(text, yes, sizeof(yes) / sizeof(yes[0])) >= 0) {
+      v = 1;
+    } else if (settings_parse_name(text, no, sizeof(no) / sizeof(no[0])) >= 0) {
+      v = 0;
+    } else {
+      return -1;
+    }
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+  }
+  case RP_SETTINGS_BALANCE: {
+    rp_balance v;
+    int i = settings_parse_name(text, settings_balance_names,
+                                sizeof(settings_balance_names) /
+                                    sizeof(settings_balance_names[0]));
+    *pwant = "auto, roundrobin, weighted, lowest_latency or least_loss";
+    if (i < 0) {
+      return -1;
+    }
+    v = (rp_balance)i;
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+  }
+  case RP_SETTINGS_LOG_LEVEL: {
+    rp_log_level v;
+    int i = settings_parse_name(text, settings_level_names,
+                                sizeof(settings_level_names) /
+                                    sizeof(settings_level_names[0]));
+    *pwant = "error, warn, info or debug";
+    if (i < 0) {
+      return -1;
+    }
+    v = (rp_log_level)i;
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+  }
+  case RP_SETTINGS_STRING: {
+    size_t len = strlen(text);
+    *pwant = "a shorter string";
+    if (len >= field->size) {
+      return -1;
+    }
+    memcpy(dst, text, len + 1);
+    return 0;
+  }
+  }
+  return -1;
+}
+
+int rp_settings_set(rp_settings *settings, const char *assignment, char *errbuf,
+                    size_t errlen) {
+  const char *eq = strchr(assignment, '=');
+  const rp_settings_field *field;
+  const char *want = "";
+  size_t tsize;
+  if (!eq) {
+    settings_err(errbuf, errlen, "'%s' is not name=value", assignment);
+    return RP_ERR_CONFIG;
+  }
+  field = rp_settings_find(assignment, (size_t)(eq - assignment));
+  if (!field) {
+    settings_err(errbuf, errlen, "unknown setting '%.*s'",
+                 (int)(eq - assignment), assignment);
+    return RP_ERR_CONFIG;
+  }
+  tsize = settings_type_size(field->type);
+  if (tsize != 0 && tsize != field->size) {
+    settings_err(errbuf, errlen, "%s: table entry has the wrong width",
+                 field->name);
+    return RP_ERR_CONFIG;
+  }
+  if (settings_parse_value(field, eq + 1, (uint8_t *)settings + field->offset,
+                           &want) != 0) {
+    settings_err(errbuf, errlen, "%s: bad value '%s' (want %s)", field->name,
+                 eq + 1, want);
+    return RP_ERR_CONFIG;
+  }
+  return 0;
+}
+
+/* settings_format_duration writes |d| in the syntax rp_duration_parse
+   reads. */
+static void settings_format_duration(rp_duration d, char *out, size_t cap) {
+  if (d == RP_TSTAMP_UNSET) {
+    snprintf(out, cap, "%s", SETTINGS_NONE);
+  } else if (d == 0) {
+    snprintf(out, cap, "0");
+  } else if (d % RP_SECONDS == 0) {
+    snprintf(out, cap, "%" PRIu64 "s", d / RP_SECONDS);
+  } else if (d % RP_MILLISECONDS == 0) {
+    snprintf(out, cap, "%" PRIu64 "ms", d / RP_MILLISECONDS);
+  } else {
+    snprintf(out, cap, "%gus", (double)d / (double)RP_MICROSECONDS);
+  }
+}
+
+void rp_settings_format(const rp_settings *settings,
+                        const rp_settings_field *field, char *out, size_t cap) {
+  const uint8_t *src = (const uint8_t *)settings + field->offset;
+  switch (field->type) {
+  case RP_SETTINGS_DURATION: {
+    rp_duration d;
+    memcpy(&d, src, sizeof(d));
+    settings_format_duration(d, out, cap);
+    return;
+  }
+  case RP_SETTINGS_U32: {
+    uint32_t v;
+    memcpy(&v, src, sizeof(v));
+    snprintf(out, cap, "%" PRIu32, v);
+    return;
+  }
+  case RP_SETTINGS_U16: {
+    uint16_t v;
+    memcpy(&v, src, sizeof(v));
+    snprintf(out, cap, "%u", (unsigned)v);
+    return;
+  }
+  case RP_SETTINGS_SIZE: {
+    size_t v;
+    memcpy(&v, src, sizeof(v));
+    snprintf(out, cap, "%zu", v);
+    return;
+  }
+  case RP_SETTINGS_INT:
+  case RP_SETTINGS_BOOL: {
+    int v;
+    memcpy(&v, src, sizeof(v));
+    snprintf(out, cap, "%d", v);
+    return;
+  }
+  case RP_SETTINGS_DOUBLE: {
+    double v;
+    memcpy(&v, src, sizeof(v));
+    snprintf(out, cap, "%g", v);
+    return;
+  }
+  case RP_SETTINGS_BALANCE: {
+    rp_balance v;
+    memcpy(&v, src, sizeof(v));
+    snprintf(out, cap, "%s",
+             (size_t)v < sizeof(settings_balance_names) /
+                             sizeof(settings_balance_names[0])
+                 ? settings_balance_names[v]
+                 : "?");
+    return;
+  }
+  case RP_SETTINGS_LOG_LEVEL: {
+    rp_log_level v;
+    memcpy(&v, src, sizeof(v));
+    snprintf(out, cap, "%s",
+             (size_t)v < sizeof(settings_level_names) /
+                             sizeof(settings_level_names[0])
+                 ? settings_level_names[v]
+                 : "?");
+    return;
+  }
+  case RP_SETTINGS_STRING:
+    snprintf(out, cap, "%.*s", (int)field->size, (const char *)src);
+    return;
+  }
+}

@@ -1,0 +1,202 @@
+/*
+ * test_core_tunnel.c: the pool in front of a DNS tunnel, with the
+ * behaviours of the real clients and servers that its decisions depend
+ * on (../shared/real-tunnels/README.md): a tunnel server that holds its
+ * newest poll up to a second (dnstt-server answers in order and holds
+ * only the newest), a client that opens with a burst of polls, and a
+ * client that drops any answer that is not NOERROR without polling again
+ * (the original dnstt-client): every failure costs it a poll for good.
+ *
+ * Each test replays such an opening with a fake clock and checks the
+ * path by which the pool used to hold back or fail queries the resolver
+ * would have answered.
+ */
+#include "test_core_harness.h"
+
+#define MS RP_MILLISECONDS
+#define S RP_SECONDS
+
+/* start uses the defaults of the respool CLI without --kind (generic:
+   duplicate 2, wait_for_token 1), as a user starts it. */
+static void start(harness *h, uint64_t seed) {
+  rp_settings set;
+
+  h_default_settings(&set);
+  rp_settings_default(&set, RP_KIND_GENERIC);
+  set.max_inflight = 4096;
+  set.max_resolvers = 64;
+  assert_int_equal(h_init(h, &set, seed), 0);
+}
+
+/* burst submits |n| queries |gap| apart from now. */
+static void burst(harness *h, int n, rp_duration gap) {
+  int i;
+
+  for (i = 0; i < n; ++i) {
+    h_submit(h);
+    h_step_to(h, h->now + gap);
+  }
+}
+
+/* The real dnstt-client's opening over one unlimited resolver whose
+   server holds each poll up to 1 s: a burst of 128 polls, then a poll
+   every 250 ms (each held until the next). Nothing refuses and nothing is
+   lost, so no cap may be set and no query may fail: before, probation
+   kept one query out, the server held it, the burst waited 300 ms and
+   failed, and the held poll was taken for a drop (ev=cap why=stale,
+   cap 36 q/s on an unlimited resolver). */
+static void test_core_tunnel_opening_burst(void **state) {
+  harness h;
+  rp_resolver_stats st;
+  int i;
+
+  (void)state;
+  start(&h, 101);
+  h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
+  burst(&h, 128, 50 * RP_MICROSECONDS);
+  h_step_to(&h, 1500 * MS);
+  for (i = 0; i < 12; ++i) {
+    h_submit(&h);
+    h_step_to(&h, h.now + 250 * MS);
+  }
+  h_step_to(&h, h.now + 3 * S);
+  st = h_rstats(&h, 0);
+  print_message("delivered %llu of %llu, failed %llu, cap %.1f, state %s\n",
+                (unsigned long long)h.delivered, (unsigned long long)h.qn,
+                (unsigned long long)h.failed, st.cap_qps,
+                rp_resolver_state_str(st.state));
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  assert_true(st.cap_qps == 0.0);
+  assert_int_equal(h.nlog_cap, 0);
+  assert_int_equal(st.dropped, 0);
+  assert_int_not_equal(st.state, RP_RESOLVER_CAPPED);
+  h_free(&h);
+}
+
+/* A lone resolver that holds polls, queried slowly (one poll every
+   1.5 s, each held the full second): every query is still open at its
+   hedge time, none is overtaken, so none is a drop and no rate is
+   assumed. */
+static void test_core_tunnel_idle_polls_no_cap(void **state) {
+  harness h;
+  rp_resolver_stats st;
+  int i;
+
+  (void)state;
+  start(&h, 102);
+  h_add(&h, &(h_fake){.delay = 1 * MS, .hold = 1 * S});
+  for (i = 0; i < 10; ++i) {
+    h_submit(&h);
+    h_step_to(&h, h.now + 1500 * MS);
+  }
+  burst(&h, 64, 100 * RP_MICROSECONDS);
+  h_step_to(&h, h.now + 3 * S);
+  st = h_rstats(&h, 0);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  assert_true(st.cap_qps == 0.0);
+  assert_int_equal(h.nlog_cap, 0);
+  h_free(&h);
+}
+
+/* Three new resolvers 10, 60 and 250 ms away whose server holds polls,
+   and a burst of 200 polls: probation spreads the first queries while
+   another resolver has room, it never makes the burst wait or fail. */
+static void test_core_tunnel_uneven_burst(void **state) {
+  harness h;
+  size_t i;
+
+  (void)state;
+  start(&h, 103);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .hold = 1 * S});
+  h_add(&h, &(h_fake){.delay = 60 * MS, .hold = 1 * S});
+  h_add(&h, &(h_fake){.delay = 250 * MS, .hold = 1 * S});
+  burst(&h, 200, 100 * RP_MICROSECONDS);
+  h_step_to(&h, h.now + 4 * S);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  for (i = 0; i < 3; ++i) {
+    assert_true(h_rstats(&h, i).cap_qps == 0.0);
+  }
+  assert_int_equal(h.nlog_cap, 0);
+  h_free(&h);
+}
+
+/* A dead resolver listed first costs the opening burst at most two
+   queries while it is in probation (a live server that held the first
+   would have answered it when the second came), and nothing fails. */
+static void test_core_tunnel_dead_first(void **state) {
+  harness h;
+
+  (void)state;
+  start(&h, 104);
+  h_add(&h, &(h_fake){.dead = 1});
+  h_add(&h, &(h_fake){.delay = 1 * MS, .hold = 1 * S});
+  burst(&h, 100, 100 * RP_MICROSECONDS);
+  h_step_to(&h, h.now + 1 * S);
+  print_message("dead got %llu of %llu\n", (unsigned long long)h.fakes[0].got,
+                (unsigned long long)h.qn);
+  assert_true(h.fakes[0].got <= 2);
+  h_step_to(&h, h.now + 6 * S);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  h_free(&h);
+}
+
+/* A query lost at a resolver that answers the ones sent after it is
+   judged lost once overtaken, at the resolver's mean + 4 deviations, and
+   sent again at once: its answer comes in well under per_attempt (2 s),
+   which a KCP-style client would otherwise wait out. */
+static void test_core_tunnel_overtaken_resent(void **state) {
+  harness h;
+  rp_pool_stats ps;
+  rp_duration worst = 0, d;
+  uint64_t qn, worst_qn = 0;
+
+  (void)state;
+  start(&h, 105);
+  h_add(&h, &(h_fake){.delay = 5 * MS, .loss = 0.1});
+  h_run(&h, 5 * S, 200);
+  h_step_to(&h, h.now + 3 * S);
+  for (qn = 0; qn < h.qn; ++qn) {
+    if (h.submit_at[qn] > 4500 * MS) {
+      /* The last queries: nothing sent after them can overtake them. */
+      break;
+    }
+    d = h.first_at[qn] - h.submit_at[qn];
+    if (d > worst) {
+      worst = d;
+      worst_qn = qn;
+    }
+  }
+  ps = h_pstats(&h);
+  print_message("lost %llu of %llu sends, resends %llu, delivered %llu of "
+                "%llu, failed %llu, worst first answer %.0f ms (query %llu "
+                "at %.3f s)\n",
+                (unsigned long long)h.fakes[0].dropped,
+                (unsigned long long)h.fakes[0].got,
+                (unsigned long long)ps.resends, (unsigned long long)h.delivered,
+                (unsigned long long)h.qn, (unsigned long long)h.failed,
+                (double)worst / 1e6, (unsigned long long)worst_qn,
+                (double)h.submit_at[worst_qn] / 1e9);
+  assert_true(h.fakes[0].dropped > 50);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  /* A drop while later queries are answered is judged at once, not
+     after per_attempt: well under the 2 s of per_attempt. */
+  assert_true(worst < 1 * S);
+  h_free(&h);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_core_tunnel_opening_burst),
+      cmocka_unit_test(test_core_tunnel_idle_polls_no_cap),
+      cmocka_unit_test(test_core_tunnel_uneven_burst),
+      cmocka_unit_test(test_core_tunnel_dead_first),
+      cmocka_unit_test(test_core_tunnel_overtaken_resent),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
