@@ -36,6 +36,8 @@
 /* SRV_SOCKBUF is the socket buffer asked for, bytes (bursts of held
    answers). */
 #define SRV_SOCKBUF (4 * 1024 * 1024)
+/* SERVER_MAX_HELD bounds --max-held (each held poll keeps a query). */
+#define SERVER_MAX_HELD 4096
 
 typedef struct server_app {
   uv_loop_t *loop;
@@ -59,7 +61,7 @@ typedef struct server_app {
 static void server_usage(void) {
   printf("usage: " SERVER_NAME " --listen HOST:PORT --domain DOMAIN\n"
          "         [--serve-bytes N | --serve-file FILE] [--sink FILE]\n"
-         "         [--max-sessions N]\n"
+         "         [--max-sessions N] [--max-held N]\n"
          "Serves a minimal " SERVER_KIND "-style DNS tunnel on UDP.\n"
          "  --listen HOST:PORT  address to bind (port 0 = any; the bound\n"
          "                      address is printed as {\"listen\":...})\n"
@@ -69,6 +71,9 @@ static void server_usage(void) {
          "  --serve-file FILE   serve the bytes of FILE to each session\n"
          "  --sink FILE         write uploaded bytes to FILE\n"
          "  --max-sessions N    sessions alive at once (default 64)\n"
+         "  --max-held N        polls held per session (default 512; 1 is\n"
+         "                      dnstt-server: a new query releases the held\n"
+         "                      one at once)\n"
          "On SIGTERM or SIGINT it prints one JSON line of counters.\n");
 }
 
@@ -236,7 +241,7 @@ int main(int argc, char **argv) {
   const char *listen = NULL, *domain = NULL, *serve_file = NULL, *sink = NULL;
   char name[80];
   int namelen = sizeof(listen_addr), i, rv, sockbuf = SRV_SOCKBUF;
-  uint64_t max_sessions = 0;
+  uint64_t max_sessions = 0, max_held = 0;
 
   tun_srv_settings_default(&s, SERVER_MODE);
   for (i = 1; i < argc; ++i) {
@@ -274,6 +279,14 @@ int main(int argc, char **argv) {
         return 2;
       }
       s.max_sessions = (size_t)max_sessions;
+    } else if (strcmp(a, "--max-held") == 0) {
+      if (tun_app_parse_size(v, &max_held) != 0 || max_held == 0 ||
+          max_held > SERVER_MAX_HELD) {
+        fprintf(stderr, SERVER_NAME ": bad --max-held %s (1..%d)\n", v,
+                SERVER_MAX_HELD);
+        return 2;
+      }
+      s.max_held = (size_t)max_held;
     } else {
       fprintf(stderr, SERVER_NAME ": unknown option %s (see --help)\n", a);
       return 2;

@@ -18,10 +18,19 @@
  * and the upload segments of the refused query are resent at once. Every
  * NOERROR answer with a TXT record is taken, whatever its ID.
  *
+ * --model original models the original dnstt-client instead (tunorig.h):
+ * one
+ * socket taking every answer, a query for each data packet or ack, a
+ * poll permitted by each answer that carried data (16 at the start), an
+ * idle poll timer from 500 ms doubling to 10 s, no timeout of its own,
+ * and nothing at all for an error answer (no new poll, no resend before
+ * the arq's own timer).
+ *
  * Measurement mode (--measure, the only mode for now) moves generated
  * bytes and prints one JSON line (tunapp.h).
  */
 #include "tuncli.h"
+#include "tunorig.h"
 #include "tunapp.h"
 #include "tunwire.h"
 #include "tunpool.h"
@@ -89,6 +98,11 @@ struct client_app {
   size_t nworkers;
   /* fresh is 1 for a new socket per query (direct mode). */
   int fresh;
+  /* original is 1 for the original dnstt-client's sending (--model
+     original):
+     one worker, its socket kept, sends decided by |orig|. */
+  int original;
+  tun_orig orig;
   rp_duration timeout;
   tun_app_xfer xfer;
   int finished;
@@ -132,6 +146,11 @@ static void client_usage(void) {
       "  --udp-workers N       pool mode: N workers on long-lived sockets\n"
       "                        (default 300 when given without --workers)\n"
       "  --timeout-ms MS       a worker's wait for an answer (default 1500)\n"
+      "  --model M             workers (default) or original: send like the\n"
+      "                        original dnstt-client (one socket, a poll per\n"
+      "                        answer that carried data, 16 at the start,\n"
+      "                        an idle poll timer 500 ms .. 10 s, no timeout,\n"
+      "                        nothing for an error answer)\n"
       "  --in FILE             upload the bytes of FILE instead of a pattern\n"
       "  --out FILE            write the downloaded bytes to FILE (with a\n"
       "                        server's --serve-file; no pattern check)\n"
@@ -207,9 +226,33 @@ static void client_worker_send(worker *w, rp_tstamp now) {
   }
 }
 
+/* CLIENT_ORIG_BURST bounds the queries one pump of --model original
+   sends. */
+#define CLIENT_ORIG_BURST 512
+
+/* client_orig_pump sends, with --model original, every query the original
+   client would send now: one for each due data packet or owed ack, and
+   the polls it may. */
+static void client_orig_pump(client_app *app, rp_tstamp now) {
+  uint32_t want, w;
+  int k;
+
+  for (k = 0; k < CLIENT_ORIG_BURST && !app->finished; ++k) {
+    w = tun_arq_want_output(tun_cli_arq(app->cli), now);
+    want = ((w & TUN_ARQ_WANT_DATA) ? TUN_ORIG_WANT_DATA : 0) |
+           ((w & TUN_ARQ_WANT_ACK) ? TUN_ORIG_WANT_ACK : 0);
+    if (!tun_orig_next(&app->orig, want, now)) {
+      break;
+    }
+    client_worker_send(&app->workers[0], now);
+  }
+}
+
 static void client_finish(client_app *app, rp_tstamp now) {
   static char extra[CLIENT_EXTRA_LEN];
-  const char *mode = app->fresh ? "direct" : "udp-workers";
+  const char *mode = app->original ? "original"
+                     : app->fresh  ? "direct"
+                                   : "udp-workers";
   size_t i, pos;
 
   if (app->finished) {
@@ -266,6 +309,21 @@ static void client_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   if (nread < RP_DNS_HEADER_LEN || app->finished) {
     return;
   }
+  if (app->original) {
+    /* The original client: any answer, data or not; an error answer
+       changes nothing (no poll, no resend). */
+    rv = tun_cli_on_answer(app->cli, (const uint8_t *)buf->base, (size_t)nread,
+                           now);
+    if (rv < 0) {
+      ++app->rejected;
+      return;
+    }
+    ++app->answers;
+    tun_orig_on_answer(&app->orig, rv);
+    client_progress(app, now);
+    client_orig_pump(app, now);
+    return;
+  }
   mine = w->waiting && w->sock == ws &&
          rp_dns_get_id((const uint8_t *)buf->base) == w->id;
   rv = tun_cli_on_answer(app->cli, (const uint8_t *)buf->base, (size_t)nread,
@@ -298,6 +356,10 @@ static void client_on_tick(uv_timer_t *t) {
 
   tun_arq_handle_expiry(tun_cli_arq(app->cli), now);
   client_progress(app, now);
+  if (app->original) {
+    client_orig_pump(app, now);
+    return;
+  }
   for (i = 0; i < app->nworkers && !app->finished; ++i) {
     worker *w = &app->workers[i];
 
@@ -319,6 +381,15 @@ static void client_start(client_app *app) {
   app->tick.data = app;
   uv_timer_start(&app->tick, client_on_tick, CLIENT_TICK_MS, CLIENT_TICK_MS);
   client_progress(app, now);
+  if (app->original) {
+    tun_orig_settings os;
+
+    tun_orig_settings_default(&os);
+    tun_orig_init(&app->orig, &os, now);
+    app->workers[0].app = app;
+    client_orig_pump(app, now);
+    return;
+  }
   for (k = 0; k < app->nworkers; ++k) {
     app->workers[k].app = app;
     client_worker_send(&app->workers[k], now);
@@ -343,6 +414,7 @@ static void client_pool_ready(tun_pool *tp, int ok, void *user_data) {
 /* client_opts holds the options of tun-dnstt-client's own. */
 typedef struct client_opts {
   uint64_t workers, udp_workers, timeout_ms;
+  int original;
 } client_opts;
 
 /* client_opt takes an option of tun-dnstt-client's own
@@ -359,6 +431,9 @@ static int client_opt(const char *a, const char *v, int *pbad,
             co->udp_workers > CLIENT_MAX_WORKERS;
   } else if (strcmp(a, "--timeout-ms") == 0) {
     *pbad = tun_app_parse_size(v, &co->timeout_ms) || co->timeout_ms == 0;
+  } else if (strcmp(a, "--model") == 0) {
+    co->original = strcmp(v, "original") == 0;
+    *pbad = !co->original && strcmp(v, "workers") != 0;
   } else {
     return 0;
   }
@@ -406,7 +481,11 @@ int main(int argc, char **argv) {
     tun_main_opts_free(&o);
     return 2;
   }
-  if (co.workers == 0 && (co.udp_workers != 0 || o.pool_mode)) {
+  if (co.original) {
+    app.original = 1;
+    app.nworkers = 1;
+    app.fresh = 0;
+  } else if (co.workers == 0 && (co.udp_workers != 0 || o.pool_mode)) {
     app.nworkers =
         co.udp_workers != 0 ? (size_t)co.udp_workers : CLIENT_POOL_WORKERS;
     app.fresh = 0;
