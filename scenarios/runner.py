@@ -27,6 +27,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# Where the real dnstt and MasterDnsVPN are looked for when neither
+# --real-tunnels nor RP_REAL_TUNNELS names a folder (bin/, dnstt/ and
+# masterdnsvpn/ inside, as ../shared/real-tunnels/README.md describes).
+DEFAULT_REAL_TUNNELS = os.path.normpath(
+    os.path.join(ROOT, "..", "shared", "real-tunnels"))
 
 # ---------------------------------------------------------------------------
 # Processes: every child runs in its own process group; all are killed on
@@ -245,13 +250,18 @@ def check_available(cd, ctx_static):
               "relay_addr", "resolver_first", "upload_bytes",
               "resolver_first_ip", "resolver_first_port", "resolvers_csv",
               "resolvers_space", "resolvers_file", "bytes", "seconds",
-              "serve_bytes", "workdir", "server_addr", "round", "setup"):
+              "serve_bytes", "workdir", "server_addr", "round", "setup",
+              "client_limit"):
         ctx.setdefault(k, "0")
     ctx.setdefault("transfer", [])
     ctx.setdefault("mode_args", [])
     ctx.setdefault("resolvers_all_args", [])
     ctx["kind"] = cd.get("kind", "")
     ctx["column"] = cd["name"]
+    if cd.get("real") and "real_tunnels" not in ctx:
+        return ("the real tunnels were not found (looked in %s; give "
+                "--real-tunnels DIR or set RP_REAL_TUNNELS)" %
+                DEFAULT_REAL_TUNNELS)
     need = [("server", cd.get("server")), ("client", cd.get("client"))]
     if cd.get("relay_def"):
         need.append(("relay", cd["relay_def"].get("cmd")))
@@ -339,6 +349,9 @@ def run_round(setup, cd, rnd, opts, ctx_static):
         ctx["transfer"] = list(cd["transfer_bytes"] if limited
                                else cd["transfer_seconds"])
         ctx["upload_bytes"] = opts.upload_for(setup)
+        # A client that measures itself gives up this much before the
+        # runner would stop it, so that a partial transfer still reports.
+        ctx["client_limit"] = max(5, int(opts.timeout_for(setup, cd)) - 10)
         if ctx["upload_bytes"] and cd.get("transfer_upload"):
             ctx["transfer"] += cd["transfer_upload"]
         rec["transfer"] = ("%s bytes" % ctx["bytes"]) if limited \
@@ -452,7 +465,7 @@ def run_round(setup, cd, rnd, opts, ctx_static):
         rec["client_cmd"] = argv
         cout = os.path.join(wd, "client.out")
         cerr = os.path.join(wd, "client.err")
-        timeout = opts.timeout_for(setup)
+        timeout = opts.timeout_for(setup, cd)
         tc = time.monotonic()
         procs["client"] = spawn(argv, cout, cerr, wd)
         try:
@@ -477,10 +490,15 @@ def run_round(setup, cd, rnd, opts, ctx_static):
             if rc not in (0, None) or c.get("complete") is False:
                 rec["warning"] = "client exit %s%s" % (
                     rc, ", incomplete" if c.get("complete") is False else "")
-            if limited and c.get("complete") is False:
+            if limited and c.get("complete") is False and \
+                    not cd.get("partial_ok"):
                 rec["error"] = "transfer incomplete (exit %s)" % rc
             else:
                 rec["ok"] = True
+                if limited and c.get("complete") is False:
+                    # A client that gave up at its time limit: its figure
+                    # is the rate of what arrived (marked in the table).
+                    rec["partial"] = True
     except (RuntimeError, TemplateError, OSError, ValueError, KeyError) as e:
         rec["error"] = "%s: %s" % (type(e).__name__, e)
     finally:
@@ -563,6 +581,11 @@ def collect(rec, wd, cd):
 def summarize(rounds):
     ok = [r for r in rounds if r.get("ok")]
     s = {"rounds_ok": len(ok), "rounds": len(rounds)}
+    partial = [r for r in ok if r.get("partial")]
+    if partial:
+        s["partial"] = len(partial)
+        s["partial_bytes"] = [r.get("client", {}).get("bytes_down")
+                              for r in partial]
     if ok:
         s["kbps_down"] = statistics.median(r["kbps_down"] for r in ok)
         up = [r["kbps_up"] for r in ok if r.get("kbps_up") is not None]
@@ -613,6 +636,8 @@ def cell_text(summary, limit):
     t = fmt_kbps(summary["kbps_down"])
     if limit:
         t += " (%.0f %%)" % (100.0 * summary["kbps_down"] / limit)
+    if summary.get("partial"):
+        t += "*"
     if summary["rounds_ok"] < summary["rounds"]:
         t += " [%d/%d]" % (summary["rounds_ok"], summary["rounds"])
     return t
@@ -705,6 +730,14 @@ def make_table(res):
             elif "kbps_down" not in sm:
                 notes.append("%s / %s: fail (%s)" % (
                     s["name"], c["name"], sm.get("error", "?")))
+            elif sm.get("partial"):
+                notes.append("%s / %s: * %d of %d rounds did not finish "
+                             "the transfer within the client's time limit "
+                             "(bytes that arrived: %s); the figure counts "
+                             "them at the rate of what arrived" % (
+                                 s["name"], c["name"], sm["partial"],
+                                 sm["rounds_ok"], ", ".join(
+                                     str(b) for b in sm["partial_bytes"])))
     if notes:
         out.append("## Notes\n")
         seen = set()
@@ -1026,6 +1059,12 @@ def main(argv=None):
     ap.add_argument("--var", action="append", default=[],
                     metavar="KEY=VALUE", help="set placeholder {KEY} "
                     "(e.g. the path of an external tunnel binary)")
+    ap.add_argument("--real-tunnels", metavar="DIR",
+                    help="folder of the real dnstt and MasterDnsVPN "
+                    "(bin/, dnstt/, masterdnsvpn/) for the real-* columns "
+                    "(default $RP_REAL_TUNNELS, else %s when it exists; "
+                    "without them those columns are n/a)" %
+                    DEFAULT_REAL_TUNNELS)
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--list", action="store_true",
                     help="list setups and columns (with n/a reasons), exit")
@@ -1074,6 +1113,12 @@ def main(argv=None):
     ctx_static = {"build": build, "root": ROOT, "scenarios": HERE,
                   "domain": cols_data.get("domain", "t.example")}
     ctx_static.update(cols_data.get("vars", {}))
+    real = a.real_tunnels or os.environ.get("RP_REAL_TUNNELS") or (
+        DEFAULT_REAL_TUNNELS if os.path.isdir(DEFAULT_REAL_TUNNELS) else "")
+    if real:
+        if not os.path.isdir(real):
+            ap.error("--real-tunnels: no such folder: %s" % real)
+        ctx_static["real_tunnels"] = os.path.abspath(real)
     for kv in a.var:
         k, eq, v = kv.partition("=")
         if not eq or not PH.fullmatch("{%s}" % k):
@@ -1096,10 +1141,13 @@ def main(argv=None):
     opts.upload_for = lambda s: s.get("upload_bytes",
                                       defaults.get("upload_bytes", 0))
 
-    def timeout_for(s):
+    def timeout_for(s, cd=None):
         if a.timeout:
             return a.timeout
         if s.get("rate_limited"):
+            own = (cd or {}).get("timeout_limited")
+            if own:
+                return float(min(own, 60.0) if quick else own)
             return 60.0 if quick else 240.0
         return float(opts.seconds_for(s)) + (20.0 if quick else 30.0)
     opts.timeout_for = timeout_for
