@@ -1108,6 +1108,12 @@ def main(argv=None):
                 ", ".join(sorted(unknown)),
                 ", ".join(c["name"] for c in cols)))
         cols = [c for c in cols if c["name"] in want_c]
+    elif quick:
+        # Columns marked "quick": false (the real tunnels: a minute a
+        # limited cell) run in QUICK mode only when named with --column.
+        cols = [c for c in cols
+                if cols_data["tunnels"].get(c.get("tunnel"), {}).get(
+                    "quick", True) and c.get("quick", True)]
 
     build = find_build(a.build)
     ctx_static = {"build": build, "root": ROOT, "scenarios": HERE,

@@ -62,8 +62,12 @@ void rp_health_loss(rp_health *h, double window_s, uint32_t count_loss,
     ++h->total_lost;
     ++h->total_closed;
   }
-  /* Overflow or not, a query was lost there (early hedge). */
-  h->last_loss = now;
+  /* Only a loss counted as such makes the resolver one that lost
+     lately (early hedges, hedges to any resolver): a drop that may be
+     overflow of its rate, or congestion on the way, does not. */
+  if (count_loss > 0) {
+    h->last_loss = now;
+  }
   if (count_fail) {
     ++h->fails_in_row;
   }

@@ -55,8 +55,9 @@ void rp_health_init(rp_health *h, int score);
 void rp_health_reply(rp_health *h, double window_s, int score_delta,
                      rp_tstamp now);
 
-/* rp_health_loss records a lost try at |now| (last_loss is set
-   always); |count_loss| is how many losses to count in the loss ratio
+/* rp_health_loss records a lost try at |now| (last_loss is set when
+   |count_loss| > 0); |count_loss| is how many losses to count in the
+   loss ratio
    (0 when the loss may be overflow, more when earlier pending drops are
    judged loss now); |count_fail| is 0 when the resolver answered
    something after the try was sent (it still answers: capped, never

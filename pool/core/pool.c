@@ -416,6 +416,12 @@ static rp_duration pool_hedge_after(rp_pool *pool, const rp_res *r,
   if (fastest != RP_TSTAMP_UNSET &&
       rp_health_lost_lately(&r->health, set->lossy_recent, now)) {
     early = (rp_duration)(set->early_hedge_rtts * (double)fastest);
+    if (early < set->hedge_min_dev) {
+      /* Not sooner than the deviation term of a normal hedge: at a 60 us
+         loopback resolver twice the fastest answer hedged every query,
+         and the doubled load lost more. */
+      early = set->hedge_min_dev;
+    }
     if (rto == RP_TSTAMP_UNSET || early < rto) {
       rto = early;
     }
@@ -806,8 +812,9 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, rp_tstamp now) {
     ++r->stale;
   }
   pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_RX, now,
-           "ev=lost srv=%u id=%u q=%u why=overtaken", r->slot, t->upstream_id,
-           q->idx);
+           "ev=lost srv=%u id=%u q=%u why=overtaken sent=%.6f newest=%.6f",
+           r->slot, t->upstream_id, q->idx, (double)t->sent / POOL_NS_PER_S,
+           (double)r->newest_reply_sent / POOL_NS_PER_S);
   pool_res_failed(pool, r, t->sent, 1, 1, now);
   rp_select_probation_sync(pool, r, now);
   if (!q->answered && pool_query_live(q) == 0 &&
@@ -1800,6 +1807,10 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
     sent = t->sent;
     lat = now - sent;
     kind = t->kind;
+    pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_RX, now,
+             "ev=answer srv=%u id=%u q=%u try=%u lat_ms=%.3f", r->slot,
+             t->upstream_id, q->idx, (unsigned)(t - q->tries),
+             (double)lat / POOL_NS_PER_MS);
     pool_try_close(pool, q, t, now);
     ++r->answered;
     rp_rtt_add(&r->rtt, lat, now, pool->set.latency_window);

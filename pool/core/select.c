@@ -128,11 +128,25 @@ static int select_has_open_copy(const rp_query *q, uint32_t slot) {
   return 0;
 }
 
+/* select_loss_ok returns 1 if |r|'s loss (its lower bound) is within
+   band_loss of the lowest. */
+static int select_loss_ok(const rp_pool *pool, const rp_res *r) {
+  const rp_pq_entry *pe = rp_pq_top(&pool->loss);
+  double ref = 0.0;
+
+  if (pe != NULL) {
+    ref = rp_health_loss_ratio(
+        &rp_container_of_const(pe, rp_res, e_loss)->health);
+  }
+  return rp_health_loss_lower(&r->health, pool->set.loss_z) <=
+         ref + pool->set.band_loss;
+}
+
 /* select_qualifies returns 1 if |r| is in the equal-cost band now. */
 static int select_qualifies(const rp_pool *pool, const rp_res *r) {
   const rp_pq_entry *pe;
   const rp_res *best;
-  double limit, ref = 0.0;
+  double limit;
 
   if (r->down) {
     return 0;
@@ -145,16 +159,7 @@ static int select_qualifies(const rp_pool *pool, const rp_res *r) {
       return 0;
     }
   }
-  pe = rp_pq_top(&pool->loss);
-  if (pe != NULL) {
-    best = rp_container_of_const(pe, rp_res, e_loss);
-    ref = rp_health_loss_ratio(&best->health);
-  }
-  if (rp_health_loss_lower(&r->health, pool->set.loss_z) >
-      ref + pool->set.band_loss) {
-    return 0;
-  }
-  return 1;
+  return select_loss_ok(pool, r);
 }
 
 /* select_push pushes |pe| into |pq|; room was reserved at add. */
@@ -629,7 +634,9 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
 
   (void)now;
   /* Among the unlimited resolvers as good as the soonest and surest
-     (the equal-cost band of the cheapest), the least recently used that
+     (the equal-cost band of the cheapest, and within band_loss of the
+     lowest loss: a copy's answer lost after the tunnel server put data
+     in it costs the tunnel a retransmission), the least recently used that
      has no try of this query open: copies take turns like first sends
      and never double up on the first send's resolver while another
      equally good one is there. Only when every candidate already has a
@@ -648,7 +655,7 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
       limit = pool->set.band_ratio * r->cost + (double)pool->set.band_slack;
     }
     if (select_has_open_copy(q, r->slot) ||
-        r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT || !select_loss_ok(pool, r)) {
       continue;
     }
     if (rp_select_has_open(q, r->slot)) {

@@ -76,7 +76,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .loss_verdict_drops = 5,
       .loss_verdict_ratio = 0.5,
       .random_loss_hold = 10 * RP_SECONDS,
-      .drop_min_share = 0.02,
+      .drop_min_share = 0.10,
       .drop_min_spread = 2,
 
       .hedge_devs = 4.0,

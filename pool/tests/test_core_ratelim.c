@@ -148,7 +148,8 @@ static void test_core_ratelim_overflow_grace(void **state) {
 }
 
 /* Overtaken drops while answering others: a drop now and then sets no
-   cap; loss_verdict_drops of them in the rate window start an episode:
+   cap; loss_verdict_drops of them in the rate window (and a tenth of its
+   tries) start an episode:
    cap = 0.9 x rate, and no loss (overflow while the cap is found);
    within the grace no new cap. */
 static void test_core_ratelim_drop(void **state) {
@@ -159,7 +160,7 @@ static void test_core_ratelim_drop(void **state) {
 
   (void)state;
   rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 40, 4 * S);
+  answer_at_rate(&rl, &now, 8, 4 * S);
   assert_int_equal(
       drops(&rl, set.loss_verdict_drops - 1, now - 2 * S, &now, &n), 0);
   assert_true(rl.cap == 0.0);
@@ -185,7 +186,7 @@ static void test_core_ratelim_drop_forgiven(void **state) {
 
   (void)state;
   rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 40, 4 * S);
+  answer_at_rate(&rl, &now, 8, 4 * S);
   drops(&rl, set.loss_verdict_drops + 1, now - 2 * S, &now, &n);
   assert_int_equal(rl.pending, set.loss_verdict_drops + 1);
   assert_true(rl.cap > 0.0);

@@ -114,13 +114,18 @@ static void test_core_timing_early_hedge(void **state) {
   h_add(&h, &(h_fake){.delay = 20 * MS, .jitter = 60 * MS});
   h_add(&h, &(h_fake){.delay = 20 * MS, .jitter = 60 * MS});
   h_run(&h, 3 * S, 20);
-  /* Fake 0 loses everything for a moment: a loss is judged 2 s later. */
-  h.fakes[0].dead = 1;
-  h_run(&h, 200 * MS, 20);
-  h.fakes[0].dead = 0;
-  h_run(&h, 2500 * MS, 20);
+  /* Both lose 30 % at random for a while (both stay in the band): a
+     drop episode shows that a lower cap does not lower the share, and
+     the loss counts. */
+  h.fakes[0].loss = 0.3;
+  h.fakes[1].loss = 0.3;
+  h_run(&h, 8 * S, 40);
+  h.fakes[0].loss = 0.0;
+  h.fakes[1].loss = 0.0;
+  h_run(&h, 500 * MS, 20);
   st = h_rstats(&h, 0);
-  assert_true(h_rstats(&h, 0).dropped > 0);
+  assert_true(st.dropped > 0);
+  assert_true(st.loss > 0.0);
   /* Now every query to fake 0 that takes long is hedged at 2 x fastest
      (the normal hedge would be mean + 4 dev, far later). */
   h.fakes[0].slow_from = h.now;

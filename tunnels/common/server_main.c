@@ -61,7 +61,7 @@ typedef struct server_app {
 static void server_usage(void) {
   printf("usage: " SERVER_NAME " --listen HOST:PORT --domain DOMAIN\n"
          "         [--serve-bytes N | --serve-file FILE] [--sink FILE]\n"
-         "         [--max-sessions N] [--max-held N]\n"
+         "         [--max-sessions N] [--max-held N] [--serve-after DUR]\n"
          "Serves a minimal " SERVER_KIND "-style DNS tunnel on UDP.\n"
          "  --listen HOST:PORT  address to bind (port 0 = any; the bound\n"
          "                      address is printed as {\"listen\":...})\n"
@@ -74,6 +74,9 @@ static void server_usage(void) {
          "  --max-held N        polls held per session (default 512; 1 is\n"
          "                      dnstt-server: a new query releases the held\n"
          "                      one at once)\n"
+         "  --serve-after DUR   serve a new session's data only DUR after\n"
+         "                      its first query (default 0; a real session's\n"
+         "                      opening, in which every poll is held)\n"
          "On SIGTERM or SIGINT it prints one JSON line of counters.\n");
 }
 
@@ -279,6 +282,11 @@ int main(int argc, char **argv) {
         return 2;
       }
       s.max_sessions = (size_t)max_sessions;
+    } else if (strcmp(a, "--serve-after") == 0) {
+      if (rp_duration_parse(v, &s.serve_delay) != 0) {
+        fprintf(stderr, SERVER_NAME ": bad --serve-after %s\n", v);
+        return 2;
+      }
     } else if (strcmp(a, "--max-held") == 0) {
       if (tun_app_parse_size(v, &max_held) != 0 || max_held == 0 ||
           max_held > SERVER_MAX_HELD) {

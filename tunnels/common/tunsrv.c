@@ -61,6 +61,11 @@ typedef struct srv_session {
   tun_arq *arq;
   /* last_seen is the time of the last query. */
   rp_tstamp last_seen;
+  /* serve_at is when the session starts getting served bytes
+     (settings.serve_delay after it was created); serving is 1 from
+     then on. */
+  rp_tstamp serve_at;
+  int serving;
   /* served is the stream offset of the next byte from the source;
      received the offset of the next byte to the sink. */
   uint64_t served;
@@ -274,6 +279,7 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   }
   ss->sid = sid;
   ss->last_seen = now;
+  ss->serve_at = rp_tstamp_add(now, srv->s.serve_delay);
   srv->sessions[slot] = ss;
   ++srv->st.sessions;
   ++srv->st.sessions_created;
@@ -364,7 +370,7 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
 
 /* srv_pump moves uploaded bytes to the sink and served bytes into the
    arq. */
-static void srv_pump(tun_srv *srv, srv_session *ss) {
+static void srv_pump(tun_srv *srv, srv_session *ss, rp_tstamp now) {
   size_t n;
 
   while ((n = tun_arq_read(ss->arq, srv->chunk, sizeof(srv->chunk))) > 0) {
@@ -374,7 +380,10 @@ static void srv_pump(tun_srv *srv, srv_session *ss) {
     ss->received += n;
     srv->st.bytes_up += n;
   }
-  while ((n = tun_arq_send_space(ss->arq)) > 0) {
+  if (!ss->serving && now >= ss->serve_at) {
+    ss->serving = 1;
+  }
+  while (ss->serving && (n = tun_arq_send_space(ss->arq)) > 0) {
     size_t got;
 
     if (n > sizeof(srv->chunk)) {
@@ -410,7 +419,7 @@ static int srv_flush(tun_srv *srv, srv_session *ss, rp_tstamp now, int all) {
     if (rv != 0) {
       return rv;
     }
-    srv_pump(srv, ss);
+    srv_pump(srv, ss, now);
   }
   return 0;
 }
@@ -458,8 +467,10 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
   }
   mlen = tun_wire_query_message(&q, &srv->s.domain, msg, sizeof(msg));
   if (mlen == RP_ERR_NOT_FOUND) {
+    /* Not under the tunnel domain: NXDOMAIN, as dnstt-server answers
+       (so a resolver pool's plain start-up check passes through it). */
     ++srv->st.refused;
-    return srv_answer_error(srv, data, len, peer, RP_DNS_RCODE_REFUSED);
+    return srv_answer_error(srv, data, len, peer, RP_DNS_RCODE_NXDOMAIN);
   }
   if (mlen < 0 || tun_wire_hdr_read(&hdr, msg, (size_t)mlen) != 0 ||
       len > TUN_SRV_MAX_QUERY) {
@@ -488,7 +499,7 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
     ++srv->st.formerr;
     return srv_answer_error(srv, data, len, peer, RP_DNS_RCODE_FORMERR);
   }
-  srv_pump(srv, ss);
+  srv_pump(srv, ss, now);
   if (ss->held_len == srv->s.max_held) {
     /* Full: the oldest held query is answered now to make room. */
     rv = srv_flush(srv, ss, now, 0);
@@ -532,6 +543,9 @@ rp_tstamp tun_srv_get_expiry(const tun_srv *srv) {
     }
     t = rp_tstamp_add(ss->last_seen, srv->s.idle_timeout);
     best = t < best ? t : best;
+    if (!ss->serving) {
+      best = ss->serve_at < best ? ss->serve_at : best;
+    }
   }
   return best;
 }
@@ -552,6 +566,7 @@ int tun_srv_handle_expiry(tun_srv *srv, rp_tstamp now) {
       continue;
     }
     tun_arq_handle_expiry(ss->arq, now);
+    srv_pump(srv, ss, now);
     rv = srv_flush(srv, ss, now, 0);
     if (rv != 0) {
       return rv;

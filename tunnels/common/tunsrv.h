@@ -75,6 +75,11 @@ typedef struct tun_srv_settings {
   size_t max_held;
   /* hold is the longest a DNSTT poll is held, ns (0 = never). */
   rp_duration hold;
+  /* serve_delay: a new session gets no served bytes for this long, ns
+     (0): the opening of a real session (dnstt's Noise handshake, the
+     stream and the server's upstream connection take round trips), in
+     which the server holds every poll. */
+  rp_duration serve_delay;
   /* idle_timeout removes a session that sent nothing for so long, ns. */
   rp_duration idle_timeout;
   /* evict_idle: when the table is full, a session silent for so long
@@ -89,7 +94,8 @@ typedef struct tun_srv_settings {
 
 typedef struct tun_srv_stats {
   uint64_t queries, answers, held, answered_empty;
-  /* dropped: not DNS queries; refused: foreign; formerr: undecodable;
+  /* dropped: not DNS queries; refused: foreign (answered NXDOMAIN);
+     formerr: undecodable;
      servfail: sessions refused past the cap. */
   uint64_t dropped, refused, formerr, servfail, probes;
   uint64_t sessions_created, sessions_expired, sessions_evicted;
