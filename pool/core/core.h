@@ -14,6 +14,7 @@
 #include "dns.h"
 #include "health.h"
 #include "idmap.h"
+#include "copies.h"
 #include "pq.h"
 #include "ratelim.h"
 #include "rtt.h"
@@ -144,8 +145,14 @@ struct rp_query {
   uint8_t ntries;
   uint8_t nopen;
   uint8_t nhedges;
-  /* copies is how many copies this query is to get. */
+  /* copies is how many copies this query is still to get. */
   uint8_t copies;
+  /* had_copy is 1 once a copy of it went out. */
+  uint8_t had_copy;
+  /* nseen hashes (rp_copies_hash) of the answers delivered: a later
+     answer with one of them repeats it. */
+  uint8_t nseen;
+  uint64_t seen[RP_COPIES_SEEN];
   uint8_t waited;
   rp_try tries[RP_CORE_MAX_TRIES];
 };
@@ -299,16 +306,9 @@ struct rp_pool {
   /* last_client is the client of |last_q|. */
   rp_client last_client;
 
-  /* Adaptive copies. */
-  double copy_level;
-  double copy_credit;
-  uint32_t copy_full;
-  uint32_t copy_small;
-  rp_tstamp copy_probe_at;
-  uint32_t copy_probe_left;
-  /* Largest recent answer: two windows of answer_size_window. */
-  size_t big_cur, big_prev;
-  uint64_t big_epoch;
+  /* copies: how many copies, judged by what they carried; the budget on
+     extra sends. */
+  rp_copies copies;
 
   rp_pool_stats stats;
 };

@@ -85,6 +85,9 @@ static double health_wilson(const rp_health *h, double z, double sign) {
   if (n <= 0.0) {
     return sign < 0.0 ? 0.0 : 1.0;
   }
+  if (h->lost <= 0.0 && sign < 0.0) {
+    return 0.0; /* exactly what the formula gives, without the sqrt */
+  }
   p = h->lost / n;
   z2 = z * z;
   denom = 1.0 + z2 / n;

@@ -9,6 +9,11 @@
 #define IDMAP_LOAD_DIV 2
 /* IDMAP_MAX_SLOTS bounds the table (2^30 slots). */
 #define IDMAP_MAX_SLOTS ((size_t)1 << 30)
+/* The table starts at 2^IDMAP_START_BITS slots (room for 512 tries, 16
+   KiB) and grows by 2^IDMAP_GROW_BITS. */
+#define IDMAP_START_BITS 10u
+#define IDMAP_START_SLOTS ((size_t)1 << IDMAP_START_BITS)
+#define IDMAP_GROW_BITS 2u
 
 static uint64_t idmap_key(uint32_t res, uint16_t id) {
   return (((uint64_t)res + 1) << 16) | id;
@@ -16,6 +21,24 @@ static uint64_t idmap_key(uint32_t res, uint16_t id) {
 
 static size_t idmap_home(const rp_idmap *map, uint64_t key) {
   return (size_t)((key * IDMAP_HASH_MULT) >> map->shift) & map->mask;
+}
+
+/* idmap_alloc points |map| at a fresh table of 2^|bits| slots. */
+static int idmap_alloc(rp_idmap *map, unsigned bits) {
+  size_t nslots = (size_t)1 << bits;
+  rp_idmap_slot *slots =
+      map->mem->calloc(nslots, sizeof(rp_idmap_slot), map->mem->user_data);
+  if (slots == NULL) {
+    return RP_ERR_NOMEM;
+  }
+  map->slots = slots;
+  map->mask = nslots - 1;
+  map->shift = 64u - bits;
+  map->limit = nslots / IDMAP_LOAD_DIV;
+  if (map->limit > map->max) {
+    map->limit = map->max;
+  }
+  return 0;
 }
 
 int rp_idmap_init(rp_idmap *map, size_t n, const rp_mem *mem) {
@@ -29,16 +52,49 @@ int rp_idmap_init(rp_idmap *map, size_t n, const rp_mem *mem) {
     nslots *= 2;
     ++bits;
   }
-  map->slots = mem->calloc(nslots, sizeof(rp_idmap_slot), mem->user_data);
-  if (map->slots == NULL) {
+  if (nslots > IDMAP_START_SLOTS) {
+    bits = IDMAP_START_BITS;
+  }
+  map->mem = mem;
+  map->max = n;
+  map->len = 0;
+  return idmap_alloc(map, bits);
+}
+
+/* idmap_grow moves the keys to a table IDMAP_GROW_BITS bits larger, when
+   the table is at its limit below max. Returns 0 when there is room for
+   one more key, RP_ERR_FULL or RP_ERR_NOMEM (the table is unchanged). */
+static int idmap_grow(rp_idmap *map) {
+  rp_idmap old = *map;
+  unsigned bits = 64u - map->shift + IDMAP_GROW_BITS;
+  size_t i;
+
+  if (map->len < map->limit) {
+    return 0;
+  }
+  if (map->len >= map->max) {
+    return RP_ERR_FULL;
+  }
+  /* No larger than room for max keys. */
+  while (bits > 64u - map->shift + 1 &&
+         ((size_t)1 << (bits - 1)) / IDMAP_LOAD_DIV >= map->max) {
+    --bits;
+  }
+  if (idmap_alloc(map, bits) != 0) {
+    *map = old;
     return RP_ERR_NOMEM;
   }
-  map->mask = nslots - 1;
-  map->shift = 64u - bits;
-  map->len = 0;
-  map->limit = nslots / IDMAP_LOAD_DIV;
-  map->mem = mem;
-  return 0;
+  for (i = 0; i <= old.mask; ++i) {
+    if (old.slots[i].key != 0) {
+      size_t j = idmap_home(map, old.slots[i].key);
+      while (map->slots[j].key != 0) {
+        j = (j + 1) & map->mask;
+      }
+      map->slots[j] = old.slots[i];
+    }
+  }
+  map->mem->free(old.slots, map->mem->user_data);
+  return map->len < map->limit ? 0 : RP_ERR_FULL;
 }
 
 void rp_idmap_free(rp_idmap *map) {
@@ -62,13 +118,16 @@ const rp_idmap_value *rp_idmap_get(const rp_idmap *map, uint32_t res,
   return NULL;
 }
 
-int rp_idmap_put(rp_idmap *map, uint32_t res, uint16_t id,
-                 rp_idmap_value value) {
-  uint64_t key = idmap_key(res, id);
+/* idmap_place stores |key| in the first free slot of its probe run,
+   growing the table first when it is at its load limit. */
+static int idmap_place(rp_idmap *map, uint64_t key, rp_idmap_value value) {
   size_t i;
 
   if (map->len >= map->limit) {
-    return RP_ERR_FULL;
+    int rv = idmap_grow(map);
+    if (rv != 0) {
+      return rv;
+    }
   }
   i = idmap_home(map, key);
   while (map->slots[i].key != 0) {
@@ -77,6 +136,11 @@ int rp_idmap_put(rp_idmap *map, uint32_t res, uint16_t id,
   map->slots[i] = (rp_idmap_slot){.key = key, .value = value};
   ++map->len;
   return 0;
+}
+
+int rp_idmap_put(rp_idmap *map, uint32_t res, uint16_t id,
+                 rp_idmap_value value) {
+  return idmap_place(map, idmap_key(res, id), value);
 }
 
 int rp_idmap_insert(rp_idmap *map, uint32_t res, uint16_t id,
@@ -90,12 +154,7 @@ int rp_idmap_insert(rp_idmap *map, uint32_t res, uint16_t id,
     }
     i = (i + 1) & map->mask;
   }
-  if (map->len >= map->limit) {
-    return RP_ERR_FULL;
-  }
-  map->slots[i] = (rp_idmap_slot){.key = key, .value = value};
-  ++map->len;
-  return 0;
+  return idmap_place(map, key, value);
 }
 
 void rp_idmap_del(rp_idmap *map, uint32_t res, uint16_t id) {

@@ -53,20 +53,32 @@ static void pool_query_finish(rp_pool *pool, rp_query *q, rp_tstamp now);
 /* Small helpers                                                      */
 /* ---------------------------------------------------------------- */
 
+/* pool_log_on reports whether a line of |level| and |category| would be
+   logged; pool_log checks it before anything is formatted or even passed
+   (several debug lines lie on the path of every query). */
+static inline int pool_log_on(const rp_pool *pool, rp_log_level level,
+                              uint32_t category) {
+  return pool->cb.log != NULL && level <= pool->set.log_level &&
+         (category & pool->set.log_categories) != 0;
+}
+
+#define pool_log(pool, level, category, ...)                                 \
+  do {                                                                       \
+    if (pool_log_on((pool), (level), (category))) {                          \
+      pool_log_emit((pool), (level), (category), __VA_ARGS__);               \
+    }                                                                        \
+  } while (0)
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif
 static void
-pool_log(const rp_pool *pool, rp_log_level level, uint32_t category,
-         rp_tstamp now, const char *fmt, ...) {
+pool_log_emit(const rp_pool *pool, rp_log_level level, uint32_t category,
+              rp_tstamp now, const char *fmt, ...) {
   char line[POOL_LOG_LINE];
   va_list ap;
   int n;
 
-  if (pool->cb.log == NULL || level > pool->set.log_level ||
-      (category & pool->set.log_categories) == 0) {
-    return;
-  }
   n = snprintf(line, sizeof(line), "t=%.3f ", (double)now / POOL_NS_PER_S);
   if (n < 0 || (size_t)n >= sizeof(line)) {
     return;
@@ -304,7 +316,7 @@ int rp_pool_new(rp_pool **ppool, const rp_settings *settings,
     rp_pq_entry_init(&q->e_wait);
     rp_list_push_back(&pool->free_q, &q->node);
   }
-  pool->copy_level = (double)(pool->set.duplicate - 1);
+  rp_copies_init(&pool->copies, &pool->set, 0);
   *ppool = pool;
   return 0;
 
@@ -516,6 +528,9 @@ static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
   }
   ++r->sent;
   ++pool->stats.sends;
+  if (kind == RP_TRY_FIRST || kind == RP_TRY_COPY || kind == RP_TRY_HEDGE) {
+    rp_copies_on_send(&pool->copies, &pool->set, kind != RP_TRY_FIRST, now);
+  }
   pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_TX, now,
            "ev=send srv=%u id=%u kind=%d q=%u try=%u", r->slot, id, (int)kind,
            q->idx, (unsigned)(q->ntries - 1));
@@ -689,6 +704,42 @@ static int pool_deliver(rp_pool *pool, rp_query *q, const uint8_t *data,
   return 0;
 }
 
+/* pool_deliver_judged delivers an answer of |q|, judging a later one by
+   what it carries (copies.h): one that repeats the bytes of an answer
+   already delivered is not passed on (and judges the query's copies as
+   carrying nothing), one with other bytes is passed on with
+   RP_DELIVER_EXTRA. */
+static int pool_deliver_judged(rp_pool *pool, rp_query *q,
+                               const uint8_t *data, size_t len) {
+  uint64_t h = 0;
+  int need = q->answered || q->nopen > 0 || q->copies > 0;
+  size_t i;
+
+  if (need) {
+    h = rp_copies_hash(data, len);
+  }
+  if (q->answered) {
+    for (i = 0; i < q->nseen; ++i) {
+      if (q->seen[i] == h) {
+        ++pool->stats.repeats_dropped;
+        if (q->had_copy) {
+          ++pool->stats.copies_repeat;
+          rp_copies_judge(&pool->copies, &pool->set, 0);
+        }
+        return 0;
+      }
+    }
+    if (q->had_copy) {
+      ++pool->stats.copies_data;
+      rp_copies_judge(&pool->copies, &pool->set, 1);
+    }
+  }
+  if (need && q->nseen < RP_COPIES_SEEN) {
+    q->seen[q->nseen++] = h;
+  }
+  return pool_deliver(pool, q, data, len, 0);
+}
+
 /* pool_fail_bytes answers |len| bytes of a client query with |rcode|. */
 static int pool_fail_bytes(rp_pool *pool, const rp_client *client,
                            const uint8_t *query, size_t len, uint8_t rcode) {
@@ -728,7 +779,8 @@ static void pool_query_free(rp_pool *pool, rp_query *q, rp_tstamp now) {
   rp_pool_timer_set(pool, &q->timer, RP_TSTAMP_UNSET);
   rp_pq_remove(&pool->waits, &q->e_wait);
   rp_list_remove(&q->node);
-  rp_list_push_back(&pool->free_q, &q->node);
+  /* Last freed, first reused: its memory is still in the cache. */
+  rp_list_push_front(&pool->free_q, &q->node);
   q->active = 0;
   --pool->ninflight;
 }
@@ -1045,77 +1097,6 @@ static int pool_drain(rp_pool *pool, rp_tstamp now) {
   return 0;
 }
 
-/* pool_plan_copies returns how many copies a new query gets. */
-static uint8_t pool_plan_copies(rp_pool *pool, rp_tstamp now) {
-  uint32_t max = pool->set.duplicate - 1, n;
-
-  if (max == 0) {
-    return 0;
-  }
-  if (pool->copy_level > 0.0) {
-    pool->copy_credit += pool->copy_level;
-    n = (uint32_t)pool->copy_credit;
-    pool->copy_credit -= (double)n;
-    return (uint8_t)(n < max ? n : max);
-  }
-  if (pool->copy_probe_left == 0 &&
-      rp_tstamp_elapsed(pool->copy_probe_at, pool->set.copy_probe_interval,
-                        now)) {
-    pool->copy_probe_left = pool->set.copy_probe_queries;
-    pool->copy_probe_at = now;
-  }
-  if (pool->copy_probe_left > 0) {
-    --pool->copy_probe_left;
-    return 1;
-  }
-  return 0;
-}
-
-/* pool_note_answer_size tracks the largest recent answer and judges a
-   copy's answer full or small. */
-static void pool_note_answer_size(rp_pool *pool, size_t len, int is_copy,
-                                  rp_tstamp now) {
-  uint64_t epoch = now / pool->set.answer_size_window;
-  size_t largest;
-  uint32_t total;
-  double max = (double)(pool->set.duplicate - 1);
-
-  if (epoch != pool->big_epoch) {
-    pool->big_prev = epoch == pool->big_epoch + 1 ? pool->big_cur : 0;
-    pool->big_cur = 0;
-    pool->big_epoch = epoch;
-  }
-  if (len > pool->big_cur) {
-    pool->big_cur = len;
-  }
-  if (!is_copy) {
-    return;
-  }
-  largest = pool->big_cur > pool->big_prev ? pool->big_cur : pool->big_prev;
-  if ((double)len < pool->set.copy_small_ratio * (double)largest) {
-    ++pool->copy_small;
-  } else {
-    ++pool->copy_full;
-  }
-  total = pool->copy_small + pool->copy_full;
-  if (total < pool->set.copy_window) {
-    return;
-  }
-  if (pool->copy_small * 2 >= total) {
-    pool->copy_level -= pool->set.copy_step;
-    if (pool->copy_level < 0.0) {
-      pool->copy_level = 0.0;
-    }
-  } else {
-    pool->copy_level += pool->set.copy_step;
-    if (pool->copy_level > max) {
-      pool->copy_level = max;
-    }
-  }
-  pool->copy_small = 0;
-  pool->copy_full = 0;
-}
-
 /* pool_send_copies sends |q|'s copies. */
 static int pool_send_copies(rp_pool *pool, rp_query *q, rp_tstamp now) {
   uint32_t slot;
@@ -1124,6 +1105,10 @@ static int pool_send_copies(rp_pool *pool, rp_query *q, rp_tstamp now) {
 
   q->copy_at = RP_TSTAMP_UNSET;
   while (q->copies > 0 && !q->answered) {
+    if (!rp_copies_may_extra(&pool->copies, &pool->set, now)) {
+      ++pool->stats.extras_skipped;
+      break;
+    }
     slot = rp_select_copy(pool, q, now);
     if (slot == RP_CORE_NONE) {
       break;
@@ -1137,6 +1122,7 @@ static int pool_send_copies(rp_pool *pool, rp_query *q, rp_tstamp now) {
       break;
     }
     --q->copies;
+    q->had_copy = 1;
     ++r->copies;
     ++pool->stats.copies;
   }
@@ -1219,6 +1205,10 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
     if (!q->answered && !t->hedged && t->hedge_at != RP_TSTAMP_UNSET &&
         now >= t->hedge_at && q->nhedges < pool->set.max_hedges) {
       t->hedged = 1;
+      if (!rp_copies_may_extra(&pool->copies, &pool->set, now)) {
+        ++pool->stats.extras_skipped;
+        continue;
+      }
       slot = rp_select_hedge(pool, q, t->res, now);
       if (slot == RP_CORE_NONE) {
         continue;
@@ -1675,7 +1665,9 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   q->nopen = 0;
   q->nhedges = 0;
   q->waited = 0;
-  q->copies = pool_plan_copies(pool, now);
+  q->had_copy = 0;
+  q->nseen = 0;
+  q->copies = (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
   rv = pool_query_place(pool, q, RP_TRY_FIRST, now);
   if (rv < 0) {
     return rv;
@@ -1737,7 +1729,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   rp_res *r;
   rp_query *q;
   rp_try *t;
-  uint8_t rcode, kind;
+  uint8_t rcode;
   rp_duration lat;
   rp_tstamp sent;
   int rv = 0;
@@ -1806,7 +1798,6 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   } else {
     sent = t->sent;
     lat = now - sent;
-    kind = t->kind;
     pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_RX, now,
              "ev=answer srv=%u id=%u q=%u try=%u lat_ms=%.3f", r->slot,
              t->upstream_id, q->idx, (unsigned)(t - q->tries),
@@ -1817,8 +1808,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
     rp_ratelim_on_answer(&r->rl, &pool->set, sent, now);
     pool_res_reply(pool, r, sent, pool->set.score_answer, now);
     rp_select_refresh(pool, r, now);
-    pool_note_answer_size(pool, len, kind == RP_TRY_COPY, now);
-    rv = pool_deliver(pool, q, answer, len, 0);
+    rv = pool_deliver_judged(pool, q, answer, len);
   }
   if (q->active) {
     pool_query_finish(pool, q, now);

@@ -38,6 +38,7 @@ void rp_ratelim_init(rp_ratelim *rl) {
   rl->last_past_cap = RP_TSTAMP_UNSET;
   rl->last_growth = 0;
   rl->exp_at = RP_TSTAMP_UNSET;
+  rl->lifted_at = RP_TSTAMP_UNSET;
   rl->random_until = RP_TSTAMP_UNSET;
   rl->last_drop = RP_TSTAMP_UNSET;
 }
@@ -175,6 +176,7 @@ int rp_ratelim_update(rp_ratelim *rl, const rp_settings *set, rp_tstamp now) {
       !ratelim_recent(rl->capped_at, set->cap_lift_after, now)) {
     rl->cap = 0.0;
     rl->tokens = 0.0;
+    rl->lifted_at = now;
     return 1;
   }
   return 0;
@@ -369,10 +371,18 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     if (sent_at >= rl->lvl.at) {
       ++rl->lvl.drops;
       /* The first cap is judged against the time before the episode
-         only when that had twice the drops: at the start a resolver's
-         burst allowance and a rate measured over a short time in use
-         make a small sample's share too low. */
-      if ((rl->nlevels >= 2 || rl->prev.drops >= 2 * set->loss_verdict_drops) &&
+         only when that had twice the drops, the resolver had been in use
+         verdict_min_use and no cap was lifted in the window: otherwise
+         the drops that go on under a first cap above the real rate, at a
+         lower share, look like random loss. Otherwise two caps are
+         compared. */
+      if ((rl->nlevels >= 2 ||
+           (rl->prev.drops >= 2 * set->loss_verdict_drops &&
+            rl->in_use_since != RP_TSTAMP_UNSET &&
+            rp_tstamp_elapsed(rl->in_use_since, set->verdict_min_use,
+                              rl->exp_at) &&
+            (rl->lifted_at == RP_TSTAMP_UNSET ||
+             rp_tstamp_elapsed(rl->lifted_at, window, rl->exp_at)))) &&
           rl->lvl.drops >= set->loss_verdict_drops &&
           ratelim_share(&rl->lvl) >= set->drop_min_share &&
           ratelim_share(&rl->lvl) >=

@@ -120,6 +120,8 @@ typedef struct rp_ratelim {
   rp_tstamp overflow_until;
   /* last_past_cap is the last send past the cap. */
   rp_tstamp last_past_cap;
+  /* lifted_at is when the cap was last lifted (UNSET: never). */
+  rp_tstamp lifted_at;
   /* last_growth is when growth was last applied. */
   rp_tstamp last_growth;
   /* buckets counts answers per RP_RATELIM_BUCKET; the newest bucket is

@@ -76,6 +76,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .loss_verdict_drops = 5,
       .loss_verdict_ratio = 0.5,
       .random_loss_hold = 10 * RP_SECONDS,
+      .verdict_min_use = RP_SECONDS,
       .drop_min_share = 0.10,
       .drop_min_spread = 2,
 
@@ -87,12 +88,12 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .max_hedges = 2,
 
       .copy_delay_rtt = 0.25,
-      .copy_small_ratio = 0.5,
       .copy_window = 8,
       .copy_step = 0.5,
       .copy_probe_interval = 2 * RP_SECONDS,
       .copy_probe_queries = 4,
-      .answer_size_window = 10 * RP_SECONDS,
+      .extra_budget = 2.5,
+      .extra_window = 2 * RP_SECONDS,
 
       .down_copy_interval = 1 * RP_SECONDS,
       .probe_qtype = RP_DNS_TYPE_TXT,
@@ -146,8 +147,9 @@ int rp_settings_check(const rp_settings *s) {
       !(s->loss_verdict_ratio >= 0.0) || !(s->drop_min_share >= 0.0) ||
       s->drop_min_share > 1.0 || s->hedge_devs < 0.0 ||
       s->early_hedge_rtts < 0.0 || s->copy_delay_rtt < 0.0 ||
-      s->copy_small_ratio < 0.0 || s->copy_window == 0 || s->copy_step <= 0.0 ||
-      s->copy_probe_interval == 0 || s->answer_size_window == 0 ||
+      s->copy_window == 0 || s->copy_step <= 0.0 ||
+      s->copy_probe_interval == 0 || !(s->extra_budget >= 0.0) ||
+      s->extra_window == 0 ||
       s->down_copy_interval == 0 || s->probe_interval == 0) {
     return RP_ERR_INVALID_ARGUMENT;
   }

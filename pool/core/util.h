@@ -53,6 +53,14 @@ static inline void rp_list_push_back(rp_list *l, rp_list *n) {
   l->prev = n;
 }
 
+/* rp_list_push_front inserts |n| at the head of |l|. */
+static inline void rp_list_push_front(rp_list *l, rp_list *n) {
+  n->next = l->next;
+  n->prev = l;
+  l->next->prev = n;
+  l->next = n;
+}
+
 /* rp_list_remove unlinks |n| and leaves it detached. */
 static inline void rp_list_remove(rp_list *n) {
   n->prev->next = n->next;

@@ -280,6 +280,16 @@ typedef struct rp_settings {
   /* random_loss_hold: after such a verdict, drops are counted as loss
      without a cap for this long, ns (10 s). */
   rp_duration random_loss_hold;
+  /* verdict_min_use: the first cap of an episode is judged against the
+     time before it only when the resolver was in use this long before,
+     and no cap was lifted in the rate window before, ns (1 s); otherwise
+     two caps are compared. At the opening, a resolver's burst allowance
+     and a rate measured over a short time put the first cap above the
+     real rate; after a lift the window mixes quiet and loaded times. In
+     both the share before is no measure (a 40 q/s dropper offered
+     200 q/s was judged random 0.4 s after its first query, and left
+     nearly unused). */
+  rp_duration verdict_min_use;
   /* drop_min_share: overtaken drops start an episode (a cap) only when
      they are at least this share of the rate window's answers and drops,
      ratio (0.10): a resolver that loses a few datagrams in a hundred
@@ -315,10 +325,9 @@ typedef struct rp_settings {
   /* copy_delay_rtt is the delay of a copy after the first send, in round
      trips of the first resolver (0.25). */
   double copy_delay_rtt;
-  /* copy_small_ratio: an answer shorter than this x the largest recent
-     answer is small (0.5). */
-  double copy_small_ratio;
-  /* copy_window is how many copies' answers are judged at once (8). */
+  /* copy_window is how many judgements of copies (did a later answer to
+     a query with a copy carry other bytes than the first?) change the
+     copies per query at once (8). */
   uint32_t copy_window;
   /* copy_step is how much the copies per query change per judgement
      (0.5). */
@@ -328,9 +337,12 @@ typedef struct rp_settings {
   rp_duration copy_probe_interval;
   /* copy_probe_queries is how many queries get a copy then (4). */
   uint32_t copy_probe_queries;
-  /* answer_size_window is the span of the largest recent answer, ns
-     (10 s). */
-  rp_duration answer_size_window;
+  /* extra_budget: copies and hedges together are at most this x the
+     first sends of the last extra_window, ratio (2.5: MasterDNS's
+     duplicate 3 fits). */
+  double extra_budget;
+  /* extra_window is the span of that budget, ns (2 s). */
+  rp_duration extra_window;
 
   /* --- Down and back --- */
   /* down_copy_interval: a down resolver gets a copy of a live query this
@@ -614,6 +626,13 @@ typedef struct rp_pool_stats {
   uint64_t malformed, spoofed, full;
   /* Resolver side counters. */
   uint64_t sends, copies, hedges, resends, probes;
+  /* Copies judged: copies_data counts later answers (to queries with a
+     copy) that carried other bytes than the answers delivered before,
+     copies_repeat those that repeated one. repeats_dropped counts later
+     answers not passed on because they repeated one already delivered
+     (copies' and hedges'). extras_skipped counts copies and hedges not
+     sent for the budget (settings.extra_budget). */
+  uint64_t copies_data, copies_repeat, repeats_dropped, extras_skipped;
   /* inflight is the number of client queries in flight. */
   size_t inflight;
   /* nresolvers is the number of resolvers; nup of those not down. */

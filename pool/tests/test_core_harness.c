@@ -276,6 +276,10 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
       }
     }
     f->last_qn = qn;
+    if (f->varied) {
+      snprintf((char *)payload, plen < 12 ? plen : 12, "%011llu",
+               (unsigned long long)h->nsends);
+    }
     n = rp_dns_build_txt_answer(e->buf, sizeof(e->buf), &msg, 0, payload, plen);
   }
   assert_true(n > 0);
@@ -478,11 +482,31 @@ size_t h_build_query(uint64_t qn, uint8_t *out, size_t cap) {
   return (size_t)n;
 }
 
-uint64_t h_submit(harness *h) {
+uint64_t h_submit(harness *h) { return h_submit_padded(h, 0); }
+
+uint64_t h_submit_padded(harness *h, size_t pad) {
   uint8_t buf[512];
   uint64_t qn = h->qn++;
-  size_t len = h_build_query(qn, buf, sizeof(buf));
+  size_t len;
   rp_client client = {.id = qn};
+  rp_dns_name name;
+  char text[160];
+  int n;
+  rp_ssize m;
+
+  assert_true(pad < 60);
+  n = snprintf(text, sizeof(text), "q%llu.", (unsigned long long)qn);
+  if (pad > 0) {
+    memset(text + n, 'p', pad);
+    n += (int)pad;
+    text[n++] = '.';
+  }
+  snprintf(text + n, sizeof(text) - (size_t)n, "t.example");
+  assert_int_equal(rp_dns_name_from_text(&name, text), 0);
+  m = rp_dns_build_query(buf, sizeof(buf), (uint16_t)qn, &name,
+                         RP_DNS_TYPE_TXT, RP_DNS_EDNS_UDP_SIZE);
+  assert_true(m > 0);
+  len = (size_t)m;
 
   h->submit_at[qn % H_MAX_QUERIES] = h->now;
   h->answers[qn % H_MAX_QUERIES] = 0;

@@ -59,6 +59,10 @@ typedef struct h_fake {
   size_t payload;
   /* payload_copy: answer size for a second send of the same query. */
   size_t payload_copy;
+  /* varied: every answer carries other bytes (a tunnel server answers
+     each copy with other queued data); 0: the same bytes for the same
+     question and size (a plain resolver). */
+  int varied;
   uint64_t last_qn;
   uint32_t flags;
   int score;
@@ -153,6 +157,10 @@ size_t h_add(harness *h, const h_fake *proto);
 
 /* h_submit submits the next client query at h->now; returns its qn. */
 uint64_t h_submit(harness *h);
+
+/* h_submit_padded is h_submit with a label of |pad| (< 60) characters
+   added to the name ("q<n>.ppp.t.example"): a longer question. */
+uint64_t h_submit_padded(harness *h, size_t pad);
 
 /* h_step_to runs every event up to |t| and sets now = |t|. */
 void h_step_to(harness *h, rp_tstamp t);

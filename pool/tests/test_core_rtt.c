@@ -150,6 +150,42 @@ static void test_core_idmap_insert(void **state) {
   rp_idmap_free(&map);
 }
 
+/* The map starts small and grows as keys come, up to exactly the room
+   asked for: every key stays findable across each growth, and the key
+   after the last is refused (RP_ERR_FULL), by put as by insert. */
+static void test_core_idmap_grow(void **state) {
+  rp_idmap map;
+  const rp_idmap_value *v;
+  uint32_t i;
+  const uint32_t n = 5000;
+
+  (void)state;
+  assert_int_equal(rp_idmap_init(&map, n, rp_mem_default()), 0);
+  assert_true(map.mask + 1 < 2 * n);
+  for (i = 0; i < n; ++i) {
+    int rv = (i % 2)
+                 ? rp_idmap_put(&map, i % 13, (uint16_t)(i * 7919),
+                                (rp_idmap_value){.query = i})
+                 : rp_idmap_insert(&map, i % 13, (uint16_t)(i * 7919),
+                                   (rp_idmap_value){.query = i});
+    assert_int_equal(rv, 0);
+  }
+  assert_true(map.mask + 1 >= 2 * n);
+  assert_int_equal(rp_idmap_insert(&map, 20, 1, (rp_idmap_value){.query = 1}),
+                   RP_ERR_FULL);
+  assert_int_equal(rp_idmap_put(&map, 20, 1, (rp_idmap_value){.query = 1}),
+                   RP_ERR_FULL);
+  for (i = 0; i < n; ++i) {
+    v = rp_idmap_get(&map, i % 13, (uint16_t)(i * 7919));
+    assert_non_null(v);
+    assert_int_equal(v->query, i);
+  }
+  rp_idmap_del(&map, 0, 0);
+  assert_int_equal(rp_idmap_insert(&map, 20, 1, (rp_idmap_value){.query = 1}),
+                   0);
+  rp_idmap_free(&map);
+}
+
 /* rp_dns_parse_brief accepts and rejects exactly what rp_dns_parse does
    and keeps the same header, question and rcode (the core's hot path
    parses with it). */
@@ -212,6 +248,7 @@ int main(void) {
       cmocka_unit_test(test_core_health_wilson),
       cmocka_unit_test(test_core_health_score_and_fails),
       cmocka_unit_test(test_core_idmap_insert),
+      cmocka_unit_test(test_core_idmap_grow),
       cmocka_unit_test(test_core_dns_brief),
   };
 

@@ -60,7 +60,7 @@ static void test_core_select_copies_spread(void **state) {
     assert_int_equal(h_init(&h, &set, 15), 0);
   }
   for (i = 0; i < 3; ++i) {
-    h_add(&h, &(h_fake){.delay = 20 * MS});
+    h_add(&h, &(h_fake){.delay = 20 * MS, .varied = 1});
   }
   h_run(&h, 10 * S, 100);
   for (i = 0; i < 3; ++i) {

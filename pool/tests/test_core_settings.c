@@ -91,7 +91,7 @@ static void test_core_settings_complete(void **state) {
     size_t expect = (pos + a - 1) / a * a;
     if (sorted[i].offset != expect) {
       fail_msg("rp_settings has a field at offset %zu (before %s) that "
-               "sim/rp_settings.c does not know: add it to the table",
+               "pool/core/settings_table.c does not know: add it there",
                pos, sorted[i].name);
     }
     pos = sorted[i].offset + sorted[i].size;

@@ -189,6 +189,45 @@ static void test_core_tunnel_overtaken_resent(void **state) {
   h_free(&h);
 }
 
+/* Under a cap, the queries that wait go out longest name first: in a
+   tunnel a long name carries data and a short one is an empty poll, and
+   when some must fail, the polls should. One resolver refusing past 25
+   q/s, 40 q/s offered, every other query a long one (20 q/s): nearly all
+   the long ones are answered, the failures are short ones. */
+static void test_core_tunnel_wait_order(void **state) {
+  harness h;
+  uint64_t qn, long_ok = 0, long_n = 0, short_ok = 0, short_n = 0;
+  rp_tstamp next;
+
+  (void)state;
+  start(&h, 106);
+  h_add(&h, &(h_fake){.delay = 5 * MS, .limit_qps = 25, .burst = 1});
+  next = h.now;
+  while (h.now < 6 * S) {
+    h_step_to(&h, next);
+    if (h.qn % 2 == 0) {
+      h_submit_padded(&h, 50);
+    } else {
+      h_submit(&h);
+    }
+    next += 25 * MS;
+  }
+  h_step_to(&h, h.now + 6 * S);
+  for (qn = 40; qn < h.qn; ++qn) {
+    uint64_t *ok = qn % 2 == 0 ? &long_ok : &short_ok;
+    uint64_t *n = qn % 2 == 0 ? &long_n : &short_n;
+
+    ++*n;
+    *ok += h.first_at[qn] != 0 && !h.failed_q[qn];
+  }
+  print_message("answered: long %llu of %llu, short %llu of %llu\n",
+                (unsigned long long)long_ok, (unsigned long long)long_n,
+                (unsigned long long)short_ok, (unsigned long long)short_n);
+  assert_true((double)long_ok >= 0.9 * (double)long_n);
+  assert_true((double)short_ok < 0.6 * (double)short_n);
+  h_free(&h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_tunnel_opening_burst),
@@ -196,6 +235,7 @@ int main(void) {
       cmocka_unit_test(test_core_tunnel_uneven_burst),
       cmocka_unit_test(test_core_tunnel_dead_first),
       cmocka_unit_test(test_core_tunnel_overtaken_resent),
+      cmocka_unit_test(test_core_tunnel_wait_order),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

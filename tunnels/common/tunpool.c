@@ -263,6 +263,10 @@ static void pool_add_totals(tun_pool *tp, cJSON *root) {
   cJSON_AddNumberToObject(o, "full", (double)ps.full);
   cJSON_AddNumberToObject(o, "sends", (double)ps.sends);
   cJSON_AddNumberToObject(o, "copies", (double)ps.copies);
+  cJSON_AddNumberToObject(o, "copies_data", (double)ps.copies_data);
+  cJSON_AddNumberToObject(o, "copies_repeat", (double)ps.copies_repeat);
+  cJSON_AddNumberToObject(o, "repeats_dropped", (double)ps.repeats_dropped);
+  cJSON_AddNumberToObject(o, "extras_skipped", (double)ps.extras_skipped);
   cJSON_AddNumberToObject(o, "hedges", (double)ps.hedges);
   cJSON_AddNumberToObject(o, "resends", (double)ps.resends);
   cJSON_AddNumberToObject(o, "probes", (double)ps.probes);
