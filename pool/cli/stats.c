@@ -65,11 +65,15 @@ void cli_print_table(cli *c, rp_tstamp now) {
   rp_pool_get_stats(rp_net_pool_get_core(c->np), &ps);
   fprintf(stderr,
           "queries=%llu delivered=%llu failed=%llu waits=%llu copies=%llu "
-          "hedges=%llu inflight=%zu up=%zu/%zu\n",
+          "(data %llu, repeat %llu) hedges=%llu repeats_dropped=%llu "
+          "extras_skipped=%llu inflight=%zu up=%zu/%zu\n",
           (unsigned long long)ps.queries, (unsigned long long)ps.delivered,
           (unsigned long long)ps.failed, (unsigned long long)ps.waits,
-          (unsigned long long)ps.copies, (unsigned long long)ps.hedges,
-          ps.inflight, ps.nup, ps.nresolvers);
+          (unsigned long long)ps.copies, (unsigned long long)ps.copies_data,
+          (unsigned long long)ps.copies_repeat, (unsigned long long)ps.hedges,
+          (unsigned long long)ps.repeats_dropped,
+          (unsigned long long)ps.extras_skipped, ps.inflight, ps.nup,
+          ps.nresolvers);
 }
 
 /* cli_write_json writes the stats to c->stats_json (temp + rename). */
@@ -131,6 +135,11 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddNumberToObject(pool, "waits", (double)ps.waits);
     cJSON_AddNumberToObject(pool, "sends", (double)ps.sends);
     cJSON_AddNumberToObject(pool, "copies", (double)ps.copies);
+    cJSON_AddNumberToObject(pool, "copies_data", (double)ps.copies_data);
+    cJSON_AddNumberToObject(pool, "copies_repeat", (double)ps.copies_repeat);
+    cJSON_AddNumberToObject(pool, "repeats_dropped",
+                            (double)ps.repeats_dropped);
+    cJSON_AddNumberToObject(pool, "extras_skipped", (double)ps.extras_skipped);
     cJSON_AddNumberToObject(pool, "hedges", (double)ps.hedges);
     cJSON_AddNumberToObject(pool, "resends", (double)ps.resends);
     cJSON_AddNumberToObject(pool, "probes", (double)ps.probes);
@@ -143,6 +152,9 @@ void cli_write_json(cli *c, rp_tstamp now) {
                             (double)nc.truncated_to_client);
     cJSON_AddNumberToObject(pool, "tcp_connects", (double)nc.tcp_connects);
     cJSON_AddNumberToObject(pool, "send_failures", (double)nc.send_failures);
+    cJSON_AddNumberToObject(pool, "udp_segmented", (double)nc.udp_segmented);
+    cJSON_AddNumberToObject(pool, "udp_segment_refused",
+                            (double)nc.udp_segment_refused);
     cJSON_AddNumberToObject(pool, "tls_handshakes", (double)nc.tls_handshakes);
     cJSON_AddNumberToObject(pool, "tls_resumed", (double)nc.tls_resumed);
     cJSON_AddNumberToObject(pool, "tls_failures", (double)nc.tls_failures);

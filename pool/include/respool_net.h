@@ -197,6 +197,11 @@ typedef struct rp_net_counters {
   uint64_t doh_http_refusals, doh_goaways, doh_resets;
   /* discovery_found: resolvers that discovery ("auto") added. */
   uint64_t discovery_found;
+  /* udp_segmented: datagrams that left in segmented sends (UDP_SEGMENT:
+     same destination and length, one pass through the kernel's stack);
+     udp_segment_refused: segmented sends the kernel refused (their
+     datagrams then left one by one, and segmenting stopped). */
+  uint64_t udp_segmented, udp_segment_refused;
 } rp_net_counters;
 
 /* rp_net_pool_get_counters copies the runtime's counters. */

@@ -15,7 +15,10 @@
  *   is retried after a backoff of 100 ms doubling to 10 s; sends during
  *   the backoff fail at once so the core places them elsewhere. A
  *   connection that worked and then closed (idle timeout, server
- *   restart) fails its tries and is reopened by the next send.
+ *   restart) fails its tries and is reopened by the next send. A query
+ *   sent while the old connection's handle is still closing (the core's
+ *   resends of the tries just failed) is held and sent on the new one,
+ *   so one reset costs each query one try, not the resolver all of its.
  * - Host names (dot://dns.example) are resolved once with
  *   uv_getaddrinfo (the libuv thread pool; the loop does not block).
  * - Verified name: the NAME of dot://NAME@IP:PORT, else the config's
@@ -237,19 +240,29 @@ typedef struct dot_conn {
   size_t rlen;
   /* frame is where one query is framed before it is written. */
   uint8_t frame[RP_NET_STREAM_FRAME_MAX];
+  /* held keeps |held_len| bytes of framed queries sent while the
+     connection was closing; they go out on the next one (dot_on_closed).
+     Their IDs are marked in |ids|. */
+  uint8_t *held;
+  size_t held_len;
+  size_t held_cap;
+  /* failing is the copy of |ids| a failure walks: the core's resends
+     during the walk mark new IDs that this failure must not take. */
+  uint8_t failing[RP_NET_IDMAP_LEN];
 } dot_conn;
 
 static void dot_fail_inflight(dot_conn *d, rp_outcome outcome) {
   rp_net_upstream *up = d->base.up;
   rp_tstamp now = rp_net_now();
   size_t i;
+  memcpy(d->failing, d->ids, sizeof(d->ids));
+  memset(d->ids, 0, sizeof(d->ids));
   for (i = 0; i < RP_NET_IDMAP_LEN; ++i) {
-    uint8_t bits = d->ids[i];
+    uint8_t bits = d->failing[i];
     unsigned bit;
     if (!bits) {
       continue;
     }
-    d->ids[i] = 0;
     for (bit = 0; bit < 8; ++bit) {
       if (bits & (1u << bit)) {
         rp_net_upstream_on_error(up, (uint32_t)(i * 8 + bit), outcome, now);
@@ -310,9 +323,55 @@ static void dot_on_end(rp_net_tls *t, rp_net_tls_end why, const char *reason) {
   dot_fail_inflight(d, outcome);
 }
 
+/* dot_send_held sends the queries held while the last connection closed
+   on a new one, or fails them. */
+static void dot_send_held(dot_conn *d) {
+  rp_net_upstream *up = d->base.up;
+  rp_tstamp now = rp_net_now();
+  int rv = rp_net_tlsup_connect(&d->base, NULL, 0, now);
+  if (rv == 0) {
+    rv = rp_net_tls_write(&d->base.tls, d->held, d->held_len);
+  }
+  d->held_len = 0;
+  if (rv != 0) {
+    ++up->np->counters.send_failures;
+    dot_fail_inflight(d, rv == RP_ERR_TLS ? RP_OUTCOME_TLS_FAILED
+                                          : RP_OUTCOME_CONNECT_FAILED);
+  }
+}
+
 static void dot_on_closed(rp_net_tls *t) {
   dot_conn *d = t->user_data;
-  rp_net_handle_closed(d->base.up->np);
+  rp_net_pool *np = d->base.up->np;
+  if (d->held_len > 0 && !np->stopping) {
+    dot_send_held(d);
+  }
+  rp_net_handle_closed(np);
+}
+
+/* dot_hold keeps a framed query of |len| bytes (in d->frame) for the next
+   connection. Returns 0 or RP_ERR_FULL / RP_ERR_NOMEM. */
+static int dot_hold(dot_conn *d, size_t len) {
+  const rp_mem *mem = d->base.up->np->mem;
+  if (d->held_len + len > RP_NET_TLS_MAX_PENDING) {
+    return RP_ERR_FULL;
+  }
+  if (d->held_len + len > d->held_cap) {
+    size_t cap = d->held_cap ? d->held_cap : 4096u;
+    uint8_t *p;
+    while (cap < d->held_len + len) {
+      cap *= 2;
+    }
+    p = mem->realloc(d->held, cap, mem->user_data);
+    if (!p) {
+      return RP_ERR_NOMEM;
+    }
+    d->held = p;
+    d->held_cap = cap;
+  }
+  memcpy(d->held + d->held_len, d->frame, len);
+  d->held_len += len;
+  return 0;
 }
 
 static const rp_net_tls_callbacks dot_tls_cb = {
@@ -347,6 +406,22 @@ static int dot_send(rp_net_upstream *up, const uint8_t *data, size_t len,
     rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
     return 0;
   }
+  d->frame[0] = (uint8_t)(len >> 8);
+  d->frame[1] = (uint8_t)len;
+  memcpy(d->frame + DOT_PREFIX_LEN, data, len);
+  if (d->base.tls.state == RP_NET_TLS_CLOSING) {
+    /* The connection ended and its handle is still closing (a reset found
+       while sending, or the resends of its own failed tries): keep the
+       query for the next connection rather than fail it at once. */
+    rv = dot_hold(d, len + DOT_PREFIX_LEN);
+    if (rv != 0) {
+      ++np->counters.send_failures;
+      rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
+      return 0;
+    }
+    d->ids[upstream_id >> 3] |= (uint8_t)(1u << (upstream_id & 7u));
+    return 0;
+  }
   rv = rp_net_tlsup_connect(&d->base, NULL, 0, now);
   if (rv != 0) {
     rp_net_upstream_on_error(up, upstream_id,
@@ -355,9 +430,6 @@ static int dot_send(rp_net_upstream *up, const uint8_t *data, size_t len,
                              now);
     return 0;
   }
-  d->frame[0] = (uint8_t)(len >> 8);
-  d->frame[1] = (uint8_t)len;
-  memcpy(d->frame + DOT_PREFIX_LEN, data, len);
   /* Mark first: a write that fails ends the connection, which fails the
      marked tries. */
   d->ids[upstream_id >> 3] |= (uint8_t)(1u << (upstream_id & 7u));
@@ -381,6 +453,7 @@ static void dot_free(rp_net_upstream *up) {
   dot_conn *d = up->transport_data;
   if (d) {
     rp_net_tlsup_free(&d->base);
+    up->np->mem->free(d->held, up->np->mem->user_data);
     up->np->mem->free(d, up->np->mem->user_data);
     up->transport_data = NULL;
   }

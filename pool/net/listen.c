@@ -260,6 +260,14 @@ int rp_net_bind(rp_net_pool *np, const struct sockaddr_storage *want, char *err,
     why = strerror(e);
     goto fail;
   }
+  if (want->ss_family == AF_INET &&
+      (ntohl(((const struct sockaddr_in *)want)->sin_addr.s_addr) >> 24) ==
+          IN_LOOPBACKNET) {
+    /* Answers to a loopback client never need fragments: with DF set the
+       kernel skips its IP ID hash for each one (unconnected socket). */
+    int pmtu = IP_PMTUDISC_PROBE;
+    (void)setsockopt(udp, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+  }
   rv = uv_udp_open(&np->lis_udp, udp);
   if (rv != 0) {
     close(udp);

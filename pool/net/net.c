@@ -380,6 +380,7 @@ static void net_free(rp_net_pool *np) {
   mem->free(np->txhdrs, mem->user_data);
   mem->free(np->txiov, mem->user_data);
   mem->free(np->txorder, mem->user_data);
+  mem->free(np->txrun, mem->user_data);
   mem->free(np->scores_file, mem->user_data);
   rp_scores_free(&np->scores);
   rp_pool_del(np->core);
@@ -566,9 +567,10 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   np->txiov = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txiov), mem->user_data);
   np->txorder =
       mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txorder), mem->user_data);
+  np->txrun = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txrun), mem->user_data);
   if (!np->rxbuf || !np->slots || !np->clients || !np->client_gen ||
       !np->txmsgs || !np->txbuf || !np->txdirty || !np->txhdrs || !np->txiov ||
-      !np->txorder) {
+      !np->txorder || !np->txrun) {
     rv = RP_ERR_NOMEM;
     goto fail_early;
   }

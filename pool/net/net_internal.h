@@ -45,6 +45,18 @@
 #define RP_NET_TX_MSGS 512u
 #define RP_NET_TX_BYTES (256u * 1024u)
 #define RP_NET_TX_DIRECT_LEN 8192u
+/* UDP segmentation offload (UDP_SEGMENT, Linux 4.18): queued datagrams
+   of one socket with the same destination and the same length leave as
+   one send of up to RP_NET_GSO_SEGS datagrams;
+   the kernel splits them (on loopback after one pass through the IP
+   stack instead of one per datagram). RP_NET_GSO_MAX_LEN keeps the
+   segments under any path's MTU (IPv6's 1280 less its headers). */
+#define RP_NET_GSO_SEGS 64u
+#define RP_NET_GSO_MAX_LEN 1232u
+/* RP_NET_GSO_OPEN: a datagram may join any of the last this many runs
+   of its socket (answers to several clients, queries of a few lengths
+   interleave; UDP keeps no order between datagrams anyway). */
+#define RP_NET_GSO_OPEN 8u
 /* RP_NET_RAND_LEN is how many random bytes are drawn from RAND_bytes at
    a time for the core's rand callback (it asks for 2 per query). */
 #define RP_NET_RAND_LEN 512u
@@ -88,6 +100,19 @@ typedef struct rp_net_txsock {
   rp_net_upstream *up;
   int32_t head, tail;
 } rp_net_txsock;
+
+/* rp_net_txrun is one header of a sendmmsg batch: |n| datagrams from
+   txorder[first] on (while it is built: the chain head .. tail through
+   rp_net_txmsg.next), sent as one segmented send when n > 1. */
+typedef struct rp_net_txrun {
+  uint32_t first;
+  uint32_t n;
+  int32_t head, tail;
+  union {
+    size_t align; /* a cmsghdr's alignment */
+    uint8_t buf[CMSG_SPACE(sizeof(uint16_t))];
+  } cmsg;
+} rp_net_txrun;
 
 /* rp_net_txmsg is one queued datagram. */
 typedef struct rp_net_txmsg {
@@ -297,6 +322,12 @@ struct rp_net_pool {
   struct mmsghdr *txhdrs;
   struct iovec *txiov;
   int32_t *txorder;
+  /* txrun is, per header of txhdrs, its first datagram (an index into
+     txorder), how many it carries and its UDP_SEGMENT control message. */
+  rp_net_txrun *txrun;
+  /* gso_off is set when the kernel refused a segmented send: from then
+     on every datagram leaves on its own. */
+  int gso_off;
   /* rx_now is the time read at the start of the recvmmsg batch being
      handed over (UNSET between batches). */
   rp_tstamp rx_now;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -112,35 +113,126 @@ int rp_net_udp_queue(rp_net_pool *np, rp_net_txsock *tx, const uint8_t *data,
   return 0;
 }
 
-/* net_tx_flush_sock sends the datagrams queued for |tx|. */
+/* net_tx_same reports whether datagram |b| can join a segmented send
+   that |a| starts: same length, same destination. */
+static int net_tx_same(const rp_net_txmsg *a, const rp_net_txmsg *b) {
+  return a->len == b->len && a->addrlen == b->addrlen &&
+         (a->addrlen == 0 || memcmp(&a->addr, &b->addr, a->addrlen) == 0);
+}
+
+/* net_tx_fail_run reports every datagram of |run| as not sent. */
+static void net_tx_fail_run(rp_net_pool *np, rp_net_txsock *tx,
+                            const rp_net_txrun *run) {
+  uint32_t j;
+  np->counters.send_failures += run->n;
+  for (j = 0; j < run->n; ++j) {
+    net_tx_failed(np, tx, np->txmsgs[np->txorder[run->first + j]].upstream_id);
+  }
+}
+
+/* net_tx_one_by_one hands the datagrams of |run| to libuv's queue (the
+   socket buffer is full) or, with |direct|, sends them one by one (a
+   segmented send was refused). */
+static void net_tx_one_by_one(rp_net_pool *np, rp_net_txsock *tx,
+                              const rp_net_txrun *run, int direct) {
+  uint32_t j;
+  for (j = 0; j < run->n; ++j) {
+    const rp_net_txmsg *m = &np->txmsgs[np->txorder[run->first + j]];
+    const struct sockaddr *addr =
+        m->addrlen ? (const struct sockaddr *)&m->addr : NULL;
+    int rv = direct ? rp_net_udp_send(np, tx->udp, np->txbuf + m->off,
+                                      m->len, addr)
+                    : net_slot_send(np, tx->udp, np->txbuf + m->off, m->len,
+                                    addr);
+    if (rv != 0) {
+      net_tx_failed(np, tx, m->upstream_id);
+    }
+  }
+}
+
+/* net_tx_flush_sock sends the datagrams queued for |tx|: one header per
+   run of datagrams that may leave as one segmented send, all headers in
+   as few sendmmsg(2) calls as the kernel takes. */
 static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
   struct mmsghdr *h = np->txhdrs;
-  size_t n = 0, i = 0;
-  int32_t k;
+  size_t n = 0, nh = 0, i = 0, r;
+  int32_t k, next;
   int fd = -1;
-  for (k = tx->head; k >= 0; k = np->txmsgs[k].next) {
+  /* Sort the datagrams into runs: each joins one of the last few runs
+     with its destination and length, or starts one. */
+  for (k = tx->head; k >= 0; k = next) {
     rp_net_txmsg *m = &np->txmsgs[k];
-    np->txiov[n] =
-        (struct iovec){.iov_base = np->txbuf + m->off, .iov_len = m->len};
-    h[n] =
-        (struct mmsghdr){.msg_hdr = {.msg_name = m->addrlen ? &m->addr : NULL,
-                                     .msg_namelen = m->addrlen,
-                                     .msg_iov = &np->txiov[n],
-                                     .msg_iovlen = 1}};
-    np->txorder[n++] = k;
+    rp_net_txrun *run = NULL;
+    next = m->next;
+    m->next = -1;
+    if (!np->gso_off && m->len <= RP_NET_GSO_MAX_LEN) {
+      for (r = nh; r > 0 && nh - r < RP_NET_GSO_OPEN; --r) {
+        rp_net_txrun *c = &np->txrun[r - 1];
+        if (c->n < RP_NET_GSO_SEGS && net_tx_same(&np->txmsgs[c->head], m)) {
+          run = c;
+          break;
+        }
+      }
+    }
+    if (run) {
+      np->txmsgs[run->tail].next = k;
+      run->tail = k;
+      ++run->n;
+    } else {
+      np->txrun[nh++] = (rp_net_txrun){.n = 1, .head = k, .tail = k};
+    }
   }
   tx->head = tx->tail = -1;
+  /* One header per run, its datagrams' buffers side by side. */
+  for (r = 0; r < nh; ++r) {
+    rp_net_txrun *run = &np->txrun[r];
+    rp_net_txmsg *m0 = &np->txmsgs[run->head];
+    run->first = (uint32_t)n;
+    h[r] = (struct mmsghdr){
+        .msg_hdr = {.msg_name = m0->addrlen ? &m0->addr : NULL,
+                    .msg_namelen = m0->addrlen,
+                    .msg_iov = &np->txiov[n],
+                    .msg_iovlen = run->n}};
+    for (k = run->head; k >= 0; k = np->txmsgs[k].next) {
+      const rp_net_txmsg *m = &np->txmsgs[k];
+      np->txiov[n] =
+          (struct iovec){.iov_base = np->txbuf + m->off, .iov_len = m->len};
+      np->txorder[n++] = k;
+    }
+  }
+  /* Runs of two or more carry their segment size. */
+  for (i = 0; i < nh; ++i) {
+    rp_net_txrun *run = &np->txrun[i];
+    struct cmsghdr *c;
+    uint16_t seg;
+    if (run->n < 2) {
+      continue;
+    }
+    h[i].msg_hdr.msg_control = run->cmsg.buf;
+    h[i].msg_hdr.msg_controllen = sizeof(run->cmsg.buf);
+    c = CMSG_FIRSTHDR(&h[i].msg_hdr);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    seg = (uint16_t)np->txmsgs[np->txorder[run->first]].len;
+    memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+  }
+  i = 0;
   if (uv_is_closing((uv_handle_t *)tx->udp) ||
       uv_fileno((const uv_handle_t *)tx->udp, &fd) != 0) {
-    np->counters.send_failures += n;
-    for (i = 0; i < n; ++i) {
-      net_tx_failed(np, tx, np->txmsgs[np->txorder[i]].upstream_id);
+    for (; i < nh; ++i) {
+      net_tx_fail_run(np, tx, &np->txrun[i]);
     }
     return;
   }
-  while (i < n) {
-    int rv = sendmmsg(fd, h + i, (unsigned int)(n - i), 0);
+  while (i < nh) {
+    int rv = sendmmsg(fd, h + i, (unsigned int)(nh - i), 0);
     if (rv > 0) {
+      for (r = i; r < i + (size_t)rv; ++r) {
+        if (np->txrun[r].n > 1) {
+          np->counters.udp_segmented += np->txrun[r].n;
+        }
+      }
       i += (size_t)rv;
       continue;
     }
@@ -150,20 +242,25 @@ static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
     if (rv < 0 &&
         (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
       /* The socket buffer is full: libuv sends the rest when it can. */
-      for (; i < n; ++i) {
-        rp_net_txmsg *m = &np->txmsgs[np->txorder[i]];
-        if (net_slot_send(np, tx->udp, np->txbuf + m->off, m->len,
-                          m->addrlen ? (const struct sockaddr *)&m->addr
-                                     : NULL) != 0) {
-          net_tx_failed(np, tx, m->upstream_id);
-        }
+      for (; i < nh; ++i) {
+        net_tx_one_by_one(np, tx, &np->txrun[i], 0);
       }
       break;
     }
-    /* Datagram i failed (e.g. ECONNREFUSED after ICMP port unreachable
-       on a connected socket): count it and go on with the next. */
-    ++np->counters.send_failures;
-    net_tx_failed(np, tx, np->txmsgs[np->txorder[i]].upstream_id);
+    if (np->txrun[i].n > 1 &&
+        (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP ||
+         errno == ENOPROTOOPT || errno == EMSGSIZE)) {
+      /* No segmentation on this path (an old kernel, a device without
+         checksum offload): these go one by one, later ones unsegmented. */
+      np->gso_off = 1;
+      ++np->counters.udp_segment_refused;
+      net_tx_one_by_one(np, tx, &np->txrun[i], 1);
+      ++i;
+      continue;
+    }
+    /* Header i failed (e.g. ECONNREFUSED after ICMP port unreachable on
+       a connected socket): count its datagrams and go on. */
+    net_tx_fail_run(np, tx, &np->txrun[i]);
     ++i;
   }
 }

@@ -246,6 +246,7 @@ typedef struct fixture {
   int cudp_answers;
   uint8_t last_rcode;
   uint16_t last_id;
+  uint8_t cudp_ids[8192]; /* a bit per ID answered */
   /* TCP client. */
   uv_tcp_t ctcp;
   uv_connect_t creq;
@@ -347,6 +348,7 @@ static void cudp_recv(uv_udp_t *h, ssize_t n, const uv_buf_t *buf,
   }
   ++f->cudp_answers;
   f->last_id = rp_dns_get_id((const uint8_t *)buf->base);
+  f->cudp_ids[f->last_id / 8] |= (uint8_t)(1u << (f->last_id % 8));
   f->last_rcode = rp_dns_rcode((const uint8_t *)buf->base);
 }
 
@@ -726,6 +728,39 @@ static void test_net_check_pauses_at_want(void **state) {
   fx_finish(&f);
 }
 
+/* A burst of queries of one length leaves for the resolver in segmented
+   sends (UDP_SEGMENT), and every answer reaches the client with its own
+   ID; a query of another length amid them (EDNS) is not lost. */
+static void test_net_segmented_sends(void **state) {
+  fixture f;
+  rp_net_counters nc;
+  uint16_t id;
+  const uint16_t n = 120;
+  (void)state;
+  fx_init(&f);
+  fx_add(&f, "");
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+  for (id = 1; id <= n; ++id) {
+    cudp_send(&f, id, id == n / 2 ? 1232 : 0);
+  }
+  while (f.cudp_answers < n) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  for (id = 1; id <= n; ++id) {
+    assert_true(f.cudp_ids[id / 8] & (1u << (id % 8)));
+  }
+  rp_net_pool_get_counters(f.np, &nc);
+  if (nc.udp_segment_refused > 0) {
+    print_message("the kernel refused segmented sends: sent one by one\n");
+  } else {
+    assert_true(nc.udp_segmented >= 2);
+  }
+  assert_int_equal(nc.send_failures, 0);
+  uv_close((uv_handle_t *)&f.cudp, NULL);
+  fx_finish(&f);
+}
+
 static void test_net_no_resolvers(void **state) {
   rp_config cfg;
   rp_net_options opts;
@@ -753,6 +788,7 @@ int main(void) {
       cmocka_unit_test(test_net_recheck),
       cmocka_unit_test(test_net_embedder_check),
       cmocka_unit_test(test_net_check_pauses_at_want),
+      cmocka_unit_test(test_net_segmented_sends),
       cmocka_unit_test(test_net_no_resolvers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
