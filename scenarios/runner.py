@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -91,6 +92,44 @@ def spawn(argv, out_path, err_path, cwd):
                              stderr=err, cwd=cwd, start_new_session=True)
     LIVE.append(p)
     return p
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu(root):
+    """CPU seconds (user + system, with reaped children) per pid of every
+    live process of root's process group or below root (a wrapper may start
+    its command in a session of its own), read from /proc."""
+    procs = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d, "rb") as f:
+                st = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        f = st[st.rfind(")") + 2:].split()
+        # After the name: state ppid pgrp ... utime(11) stime cutime cstime
+        try:
+            procs[int(d)] = (int(f[1]), int(f[2]),
+                             sum(int(x) for x in f[11:15]) / CLK_TCK)
+        except (IndexError, ValueError):
+            continue
+    mine = {pid for pid, (_, pg, _) in procs.items() if pg == root}
+    grew = True
+    while grew:
+        more = {pid for pid, (pp, _, _) in procs.items()
+                if pp in mine and pid not in mine}
+        mine |= more
+        grew = bool(more)
+    return {pid: procs[pid][2] for pid in mine}
+
+
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def read_text(path, limit=1 << 20):
@@ -466,6 +505,12 @@ def run_round(setup, cd, rnd, opts, ctx_static):
         cout = os.path.join(wd, "client.out")
         cerr = os.path.join(wd, "client.err")
         timeout = opts.timeout_for(setup, cd)
+        # CPU of the cell while the client runs: the other processes read
+        # from /proc per process group before and after, the client (the
+        # only child reaped meanwhile) from the runner's children usage.
+        groups = {name: p.pid for name, p in procs.items()}
+        cpu0 = {name: group_cpu(g) for name, g in groups.items()}
+        ch0 = children_cpu()
         tc = time.monotonic()
         procs["client"] = spawn(argv, cout, cerr, wd)
         try:
@@ -473,6 +518,13 @@ def run_round(setup, cd, rnd, opts, ctx_static):
         except subprocess.TimeoutExpired:
             stop_proc(procs["client"], grace=2.0, sig=signal.SIGINT)
             rc = None
+        cpu = {"client": round(children_cpu() - ch0, 3)}
+        for name, g in groups.items():
+            now = group_cpu(g)
+            cpu[name] = round(sum(v - cpu0[name].get(pid, 0.0)
+                                  for pid, v in now.items()), 3)
+        cpu["total"] = round(sum(cpu.values()), 3)
+        rec["cpu_seconds"] = cpu
         rec["client_seconds_wall"] = round(time.monotonic() - tc, 3)
         rec["client_exit"] = rc
         got = [j for j in json_lines(cout) if "kbps_down" in j]
@@ -487,6 +539,11 @@ def run_round(setup, cd, rnd, opts, ctx_static):
             rec["kbps_down"] = float(c.get("kbps_down") or 0.0)
             rec["kbps_up"] = float(c["kbps_up"]) \
                 if c.get("kbps_up") is not None else None
+            moved = sum(float(c[k]) for k in ("bytes_down", "bytes_up")
+                        if isinstance(c.get(k), (int, float)))
+            if moved > 0:
+                rec["cpu_s_per_mib"] = round(
+                    rec["cpu_seconds"]["total"] / (moved / 1048576.0), 4)
             if rc not in (0, None) or c.get("complete") is False:
                 rec["warning"] = "client exit %s%s" % (
                     rc, ", incomplete" if c.get("complete") is False else "")
@@ -533,7 +590,9 @@ def take_pool_stats(rec, st):
                            if isinstance(v, (int, float, str))}
     if per:
         rec["relay_resolvers"] = per
-    for k in ("copies", "hedges", "resends", "failed", "waits"):
+    for k in ("copies", "hedges", "resends", "failed", "waits",
+              "copies_data", "copies_repeat", "repeats_dropped",
+              "extras_skipped"):
         if k in pool:
             rec[k] = pool[k]
 
@@ -608,7 +667,14 @@ def summarize(rounds):
                     vals[key] = statistics.median(v)
             per[n] = vals
         s["resolvers"] = per
-        for k in ("copies", "hedges"):
+        eff = [r["cpu_s_per_mib"] for r in ok if "cpu_s_per_mib" in r]
+        if eff:
+            s["cpu_s_per_mib"] = statistics.median(eff)
+            s["cpu_seconds"] = {
+                k: statistics.median(r["cpu_seconds"][k] for r in ok
+                                     if k in r.get("cpu_seconds", {}))
+                for k in ok[0].get("cpu_seconds", {})}
+        for k in ("copies", "hedges", "copies_data", "copies_repeat"):
             v = [r[k] for r in ok if k in r]
             if v:
                 s[k] = statistics.median(v)
@@ -641,6 +707,22 @@ def cell_text(summary, limit):
     if summary["rounds_ok"] < summary["rounds"]:
         t += " [%d/%d]" % (summary["rounds_ok"], summary["rounds"])
     return t
+
+
+def md_grid(setups, heads, cell):
+    """Markdown table lines: a row per setup, a column per head, each
+    cell cell(setup, head) as text; a blank line after."""
+    out = ["| setup | " + " | ".join(h["title"] for h in heads) + " |",
+           "|---|" + "---|" * len(heads)]
+    for s in setups:
+        out.append("| %s | %s |" % (
+            s["name"], " | ".join(cell(s, h) for h in heads)))
+    out.append("")
+    return out
+
+
+def ratio_text(a, b):
+    return "%.2fx" % (a / b) if a is not None and b else "-"
 
 
 def make_table(res):
@@ -677,17 +759,31 @@ def make_table(res):
     if rat:
         out.append("## Ratios\n")
         out.append("Median kbps of one column over another, per setup.\n")
-        out.append("| setup | " + " | ".join(r["title"] for r in rat) + " |")
-        out.append("|---|" + "---|" * len(rat))
-        for s in res["setups"]:
-            row = []
-            for r in rat:
-                a, _ = median_kbps(res, s["name"], r["num"])
-                b, _ = median_kbps(res, s["name"], r["den"])
-                row.append("%.2fx" % (a / b) if a is not None and b
-                           else "-")
-            out.append("| %s | %s |" % (s["name"], " | ".join(row)))
-        out.append("")
+        out += md_grid(res["setups"], rat, lambda s, r: ratio_text(
+            median_kbps(res, s["name"], r["num"])[0],
+            median_kbps(res, s["name"], r["den"])[0]))
+    # Efficiency: CPU seconds of all the cell's processes per MiB moved.
+    if any("cpu_s_per_mib" in (cell.get("summary") or {})
+           for row in res["cells"].values() for cell in row.values()):
+        out.append("## CPU seconds per MiB\n")
+        out.append("Median CPU seconds (user + system) that all processes "
+                   "of a cell (tunnel client and server, fake resolvers, "
+                   "relay) used while the client ran, per MiB it moved "
+                   "(down + up). Lower is better; on the CPU-bound "
+                   "unlimited setups this compares cells by efficiency as "
+                   "well as by kbps.\n")
+        def cpu_text(s, c):
+            cell = res["cells"].get(s["name"], {}).get(c["name"])
+            v = cell and cell["summary"].get("cpu_s_per_mib")
+            return fmt_cpu(v) if v is not None else "-"
+        out += md_grid(res["setups"], cols, cpu_text)
+        if rat:
+            out.append("Efficiency ratios: MiB per CPU second of one column "
+                       "over another (the other's CPU s per MiB over this "
+                       "one's); >= 1.00x: no less efficient.\n")
+            out += md_grid(res["setups"], rat, lambda s, r: ratio_text(
+                median_cpu(res, s["name"], r["den"]),
+                median_cpu(res, s["name"], r["num"])))
     # Query shares.
     out.append("## Queries per resolver\n")
     out.append("Median share of the queries the fake resolvers received "
@@ -713,8 +809,14 @@ def make_table(res):
                                  ("lost", " L")) if v.get(k))
                 parts.append(p + extra)
             if sm.get("copies") is not None or sm.get("hedges") is not None:
-                parts.append("copies %d hedges %d" % (
-                    sm.get("copies") or 0, sm.get("hedges") or 0))
+                p = "copies %d hedges %d" % (sm.get("copies") or 0,
+                                             sm.get("hedges") or 0)
+                judged = (sm.get("copies_data") or 0) + \
+                    (sm.get("copies_repeat") or 0)
+                if judged:
+                    p += " (%.0f %% of judged copies carried data)" % (
+                        100.0 * (sm.get("copies_data") or 0) / judged)
+                parts.append(p)
             row.append("<br>".join(parts))
         out.append("| %s | %s |" % (s["name"], " | ".join(row)))
     out.append("")
@@ -757,6 +859,16 @@ def make_table(res):
             out.append("")
     out.append("Command: `%s`" % res["command"])
     return "\n".join(out) + "\n"
+
+
+def fmt_cpu(v):
+    return "%.3f" % v if v < 1 else "%.2f" % v
+
+
+def median_cpu(res, setup, col):
+    cell = res["cells"].get(setup, {}).get(col)
+    sm = cell and cell["summary"]
+    return sm.get("cpu_s_per_mib") if sm and "kbps_down" in sm else None
 
 
 def median_kbps(res, setup, col):

@@ -89,6 +89,9 @@ expect "own-balancer spreads (placeholder {resolvers_all_args})" \
   test "$(jq_py r1 "all(0.25 < v['share'] < 0.42 for v in r['cells']['plain']['fake-all']['summary']['resolvers'].values())")" = "True"
 expect "relay address and stats JSON collected (copies, hedges)" \
   test "$(jq_py r1 "(r['cells']['plain']['fake-relay']['summary'].get('copies'), r['cells']['plain']['fake-relay']['summary'].get('hedges'))")" = "(7, 5)"
+expect "every round of a cell has its CPU seconds and CPU s per MiB" \
+  test "$(jq_py r1 "all(x['cpu_seconds']['total'] >= 0 and x.get('cpu_s_per_mib', -1) >= 0 for c in ('fake-first', 'fake-all', 'fake-relay') for x in r['cells']['plain'][c]['rounds'])")" = "True"
+expect "table has the CPU per MiB section" grep -q '^## CPU seconds per MiB' "$TMP/r1/table.md"
 expect "missing client is n/a in the table" grep -q '| plain | 200 | .* | n/a |' "$TMP/r1/table.md"
 expect "n/a reason noted" grep -q 'fake-missing: n/a (client such-client' "$TMP/r1/table.md"
 expect "command.txt has ROUNDS and the flags" grep -q '^ROUNDS=3 .*--setup plain' "$TMP/r1/command.txt"

@@ -56,7 +56,8 @@ def stop_child(p):
         except (ProcessLookupError, subprocess.TimeoutExpired):
             try:
                 os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
+                p.wait(timeout=3)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
                 pass
     try:
         os.killpg(p.pid, signal.SIGKILL)
