@@ -71,7 +71,7 @@ case "$cmd" in
     deps
     configure_build build
     cd build
-    ctest -LE bench --output-on-failure -j "$JOBS" --repeat until-pass:2
+    ctest -LE bench --output-on-failure -j "$JOBS"
     ;;
   asan)
     deps
