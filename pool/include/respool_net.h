@@ -88,6 +88,16 @@ typedef struct rp_net_options {
   /* recheck_interval is how often, while fewer than 10 resolvers work,
      the next candidates are checked, ns (0: 15 s). */
   rp_duration recheck_interval;
+  /* tcp_idle_timeout closes a TCP client connection that sent no query
+     and got no answer for this long, ns (0: 10 s; RFC 7766 6.2.3);
+     tcp_busy_idle_timeout replaces it while three quarters of the client
+     slots are taken (0: 1 s). A new client finding every slot taken
+     closes the one idle longest instead of being refused. */
+  rp_duration tcp_idle_timeout, tcp_busy_idle_timeout;
+  /* tcp_client_max_pending bounds the answer bytes queued for one TCP
+     client that does not read, tcp_max_pending those of all of them
+     (0: 128 KiB and 16 MiB). A client past either is closed. */
+  size_t tcp_client_max_pending, tcp_max_pending;
   /* log receives one key=value line (no newline) at |level| or below
      log_level; NULL prints nothing. */
   void (*log)(rp_log_level level, const char *line, void *user_data);
@@ -202,6 +212,12 @@ typedef struct rp_net_counters {
      udp_segment_refused: segmented sends the kernel refused (their
      datagrams then left one by one, and segmenting stopped). */
   uint64_t udp_segmented, udp_segment_refused;
+  /* tcp_clients: TCP client connections accepted; tcp_idle_closed: closed
+     idle (tcp_idle_timeout); tcp_evicted: closed idle to make room for a
+     new one; tcp_slow_closed: closed because their queued answers passed
+     a bound; tcp_refused: refused (no memory). */
+  uint64_t tcp_clients, tcp_idle_closed, tcp_evicted, tcp_slow_closed,
+      tcp_refused;
 } rp_net_counters;
 
 /* rp_net_pool_get_counters copies the runtime's counters. */

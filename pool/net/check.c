@@ -223,6 +223,7 @@ void rp_net_check_timer_cb(uv_timer_t *t) {
   if (np->stopping) {
     return;
   }
+  rp_net_clients_sweep(np, now);
   for (i = 0; i < np->nups && np->nchecking > 0; ++i) {
     rp_net_upstream *up = &np->ups[i];
     if (up->check == RP_NET_CHECK_RUNNING && now >= up->check_deadline) {

@@ -3,6 +3,21 @@
  * in recvmmsg batches, the client's UDP size kept in rp_client.opaque)
  * and the TCP clients (one rp_net_stream each), and binding both on one
  * port.
+ *
+ * IMPLEMENTATION NOTES
+ * - TCP clients (RFC 7766): at most RP_NET_MAX_TCP_CLIENTS. One that
+ *   neither sends a query nor gets an answer for tcp_idle_timeout is
+ *   closed (tcp_busy_idle_timeout while three quarters of the slots are
+ *   taken), swept from the check timer's 100 ms tick. A new client that
+ *   finds every slot taken closes the client idle longest and takes its
+ *   slot (RFC 7766 6.2.3 lets a server close any connection; a client
+ *   that was active recently is the last to go), so idle connections
+ *   cannot lock fresh ones out.
+ * - Answers queued for a client that does not read are bounded per client
+ *   and over all clients; a client past a bound is closed (its queries
+ *   are answered no more; others are not held up).
+ * - Refusals and closings are logged at most once a second, with the
+ *   count of those not logged.
  */
 #include "net_internal.h"
 
@@ -115,6 +130,7 @@ static void net_client_on_message(rp_net_stream *s, const uint8_t *msg,
   if (c->np->stopping) {
     return;
   }
+  c->last_active = now;
   ++c->np->counters.tcp_queries;
   net_submit(c->np, msg, len, &client, now);
 }
@@ -123,7 +139,89 @@ static void net_client_release(rp_net_client_conn *c) {
   rp_net_pool *np = c->np;
   if (np->clients[c->slot] == c) {
     np->clients[c->slot] = NULL;
+    --np->nclients;
   }
+}
+
+/* net_tcp_note logs a TCP refusal or closing (|what|, |why|) at most once
+   a second, with the count of those not logged since. */
+static void net_tcp_note(rp_net_pool *np, const char *what, const char *why,
+                         rp_tstamp now) {
+  if (np->refuse_log_at != RP_TSTAMP_UNSET &&
+      now < np->refuse_log_at + RP_SECONDS) {
+    ++np->refuse_unlogged;
+    return;
+  }
+  rp_net_log(np, RP_LOG_WARN, "ev=%s why=%s clients=%u unlogged=%llu", what,
+             why, np->nclients, (unsigned long long)np->refuse_unlogged);
+  np->refuse_log_at = now;
+  np->refuse_unlogged = 0;
+}
+
+/* net_client_drop closes client |c| now and frees its slot at once. */
+static void net_client_drop(rp_net_client_conn *c) {
+  net_client_release(c);
+  rp_net_stream_close(&c->s);
+}
+
+/* net_idle_limit is the idle timeout that applies with the slots taken
+   now. */
+static rp_duration net_idle_limit(const rp_net_pool *np) {
+  return np->nclients * 4u >= RP_NET_MAX_TCP_CLIENTS * 3u
+             ? np->tcp_busy_idle_timeout
+             : np->tcp_idle_timeout;
+}
+
+void rp_net_clients_sweep(rp_net_pool *np, rp_tstamp now) {
+  uint32_t slot, closed = 0;
+  rp_duration limit = net_idle_limit(np);
+  for (slot = 0; slot < RP_NET_MAX_TCP_CLIENTS && np->nclients > 0; ++slot) {
+    rp_net_client_conn *c = np->clients[slot];
+    if (c && now >= c->last_active && now - c->last_active >= limit) {
+      net_client_drop(c);
+      ++np->counters.tcp_idle_closed;
+      ++closed;
+    }
+  }
+  if (closed > 0) {
+    rp_net_log(np, RP_LOG_DEBUG, "ev=tcp_idle_closed n=%u clients=%u", closed,
+               np->nclients);
+  }
+}
+
+void rp_net_client_answer(rp_net_client_conn *c, const uint8_t *data,
+                          size_t len, rp_tstamp now) {
+  rp_net_pool *np = c->np;
+  int rv = rp_net_stream_write(&c->s, data, len);
+  c->last_active = now;
+  if (rv == RP_ERR_FULL) {
+    ++np->counters.tcp_slow_closed;
+    net_tcp_note(np, "tcp_client_closed", "not_reading", now);
+    net_client_drop(c);
+  } else if (rv != 0) {
+    ++np->counters.send_failures;
+  }
+}
+
+/* net_client_evict closes the client idle longest and returns its slot
+   (RP_NET_MAX_TCP_CLIENTS when there is none). */
+static uint32_t net_client_evict(rp_net_pool *np, rp_tstamp now) {
+  uint32_t slot, best = RP_NET_MAX_TCP_CLIENTS;
+  rp_tstamp oldest = RP_TSTAMP_UNSET;
+  for (slot = 0; slot < RP_NET_MAX_TCP_CLIENTS; ++slot) {
+    rp_net_client_conn *c = np->clients[slot];
+    if (c && c->last_active < oldest) {
+      oldest = c->last_active;
+      best = slot;
+    }
+  }
+  if (best == RP_NET_MAX_TCP_CLIENTS) {
+    return best;
+  }
+  net_client_drop(np->clients[best]);
+  ++np->counters.tcp_evicted;
+  net_tcp_note(np, "tcp_client_evicted", "idle_oldest", now);
+  return best;
 }
 
 static void net_client_on_end(rp_net_stream *s, int uverr) {
@@ -160,14 +258,19 @@ static void net_tmp_closed_cb(uv_handle_t *h) {
 static void net_lis_connection_cb(uv_stream_t *server, int status) {
   rp_net_pool *np = server->data;
   rp_net_client_conn *c;
-  uint32_t slot;
+  rp_tstamp now = rp_net_now();
+  uint32_t slot = RP_NET_MAX_TCP_CLIENTS;
   if (status < 0 || np->stopping) {
     return;
   }
-  for (slot = 0; slot < RP_NET_MAX_TCP_CLIENTS; ++slot) {
-    if (!np->clients[slot]) {
-      break;
+  if (np->nclients < RP_NET_MAX_TCP_CLIENTS) {
+    for (slot = 0; slot < RP_NET_MAX_TCP_CLIENTS; ++slot) {
+      if (!np->clients[slot]) {
+        break;
+      }
     }
+  } else {
+    slot = net_client_evict(np, now);
   }
   c = slot < RP_NET_MAX_TCP_CLIENTS
           ? np->mem->calloc(1, sizeof(*c), np->mem->user_data)
@@ -175,8 +278,9 @@ static void net_lis_connection_cb(uv_stream_t *server, int status) {
   if (!c) {
     /* Accept and drop, so the backlog does not fill with it. */
     uv_tcp_t *tmp = np->mem->malloc(sizeof(*tmp), np->mem->user_data);
-    rp_net_log(np, RP_LOG_WARN, "ev=tcp_client_refused why=%s",
-               slot < RP_NET_MAX_TCP_CLIENTS ? "nomem" : "too_many");
+    ++np->counters.tcp_refused;
+    net_tcp_note(np, "tcp_client_refused",
+                 slot < RP_NET_MAX_TCP_CLIENTS ? "nomem" : "too_many", now);
     if (tmp && uv_tcp_init(np->loop, tmp) == 0) {
       tmp->data = np;
       rp_net_handle_opened(np);
@@ -191,7 +295,11 @@ static void net_lis_connection_cb(uv_stream_t *server, int status) {
   c->np = np;
   c->slot = slot;
   c->id = ((uint64_t)np->client_gen[slot] << 32) | slot;
+  c->last_active = now;
   rp_net_stream_init(&c->s, &net_client_cb, np->mem, c);
+  c->s.max_pending = np->tcp_client_max_pending;
+  c->s.pending_total = &np->tcp_pending;
+  c->s.pending_total_max = np->tcp_max_pending;
   if (rp_net_stream_accept(&c->s, np->loop, server) != 0) {
     if (c->s.state == RP_NET_STREAM_CLOSED) {
       np->mem->free(c, np->mem->user_data);
@@ -201,6 +309,8 @@ static void net_lis_connection_cb(uv_stream_t *server, int status) {
     return;
   }
   np->clients[slot] = c;
+  ++np->nclients;
+  ++np->counters.tcp_clients;
   rp_net_handle_opened(np);
 }
 

@@ -260,9 +260,7 @@ static void net_deliver_tcp(rp_net_pool *np, uint64_t id, const uint8_t *data,
     ++np->counters.dropped_late;
     return;
   }
-  if (rp_net_stream_write(&c->s, data, len) != 0) {
-    ++np->counters.send_failures;
-  }
+  rp_net_client_answer(c, data, len, np->now);
 }
 
 static int net_cb_deliver(rp_pool *pool, const rp_client *client,
@@ -405,6 +403,7 @@ static void net_close_all(rp_net_pool *np) {
       np->clients[i] = NULL;
     }
   }
+  np->nclients = 0;
   for (i = 0; i < np->nups; ++i) {
     np->ups[i].ops->close(&np->ups[i]);
   }
@@ -568,6 +567,17 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   np->txorder =
       mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txorder), mem->user_data);
   np->txrun = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txrun), mem->user_data);
+  np->tcp_idle_timeout = options->tcp_idle_timeout ? options->tcp_idle_timeout
+                                                   : RP_NET_TCP_IDLE_DEFAULT;
+  np->tcp_busy_idle_timeout = options->tcp_busy_idle_timeout
+                                  ? options->tcp_busy_idle_timeout
+                                  : RP_NET_TCP_BUSY_IDLE_DEFAULT;
+  np->tcp_client_max_pending = options->tcp_client_max_pending
+                                   ? options->tcp_client_max_pending
+                                   : RP_NET_TCP_CLIENT_PENDING_DEFAULT;
+  np->tcp_max_pending = options->tcp_max_pending ? options->tcp_max_pending
+                                                 : RP_NET_TCP_PENDING_DEFAULT;
+  np->refuse_log_at = RP_TSTAMP_UNSET;
   if (!np->rxbuf || !np->slots || !np->clients || !np->client_gen ||
       !np->txmsgs || !np->txbuf || !np->txdirty || !np->txhdrs || !np->txiov ||
       !np->txorder || !np->txrun) {

@@ -62,6 +62,11 @@
 #define RP_NET_RAND_LEN 512u
 /* RP_NET_MAX_TCP_CLIENTS bounds the listener's TCP connections. */
 #define RP_NET_MAX_TCP_CLIENTS 1024u
+/* The defaults of the TCP client options (rp_net_options). */
+#define RP_NET_TCP_IDLE_DEFAULT (10u * RP_SECONDS)
+#define RP_NET_TCP_BUSY_IDLE_DEFAULT RP_SECONDS
+#define RP_NET_TCP_CLIENT_PENDING_DEFAULT (128u * 1024u)
+#define RP_NET_TCP_PENDING_DEFAULT (16u * 1024u * 1024u)
 /* RP_NET_ERRQ_LEN bounds the errors raised inside a core callback and
    reported right after it returns (the core is not re-entered). */
 #define RP_NET_ERRQ_LEN 1024u
@@ -283,6 +288,8 @@ typedef struct rp_net_client_conn {
      rp_client.id; 0 is never used (it marks UDP clients). */
   uint64_t id;
   uint32_t slot;
+  /* last_active is when the client last sent a query or got an answer. */
+  rp_tstamp last_active;
 } rp_net_client_conn;
 
 /* rp_net_err is an error waiting to be reported to the core. */
@@ -356,9 +363,20 @@ struct rp_net_pool {
   /* Send slots and their free list. */
   rp_net_send_slot *slots;
   rp_net_send_slot *free_slots;
-  /* TCP clients by slot, with the generation of each slot. */
+  /* TCP clients by slot, with the generation of each slot; nclients of
+     the slots are taken. tcp_pending is the answer bytes queued for all
+     of them (bounded by tcp_max_pending). The idle timeouts and bounds
+     are the options' with their defaults applied. */
   rp_net_client_conn **clients;
   uint32_t *client_gen;
+  uint32_t nclients;
+  size_t tcp_pending;
+  rp_duration tcp_idle_timeout, tcp_busy_idle_timeout;
+  size_t tcp_client_max_pending, tcp_max_pending;
+  /* refuse_log_at is when a TCP refusal or closing was last logged;
+     refuse_unlogged counts those not logged since (one line a second). */
+  rp_tstamp refuse_log_at;
+  uint64_t refuse_unlogged;
   /* Errors to report after the current core call. */
   rp_net_err errq[RP_NET_ERRQ_LEN];
   size_t errq_head, errq_len;
@@ -494,6 +512,15 @@ void rp_net_check_done(rp_net_upstream *up, int passed, const char *why,
 
 /* rp_net_check_more starts checks while fewer than |want| work. */
 void rp_net_check_more(rp_net_pool *np, rp_tstamp now);
+
+/* rp_net_clients_sweep closes the TCP clients idle past their timeout
+   (listen.c); run from the check timer's tick. */
+void rp_net_clients_sweep(rp_net_pool *np, rp_tstamp now);
+/* rp_net_client_answer delivers an answer for TCP client |c| at |now|:
+   it is written, or the client is closed when its queue is past a
+   bound. */
+void rp_net_client_answer(rp_net_client_conn *c, const uint8_t *data,
+                          size_t len, rp_tstamp now);
 
 /* rp_net_check_timer_cb is the check timer's tick. */
 void rp_net_check_timer_cb(uv_timer_t *t);

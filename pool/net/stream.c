@@ -27,10 +27,20 @@ void rp_net_stream_init(rp_net_stream *s, const rp_net_stream_callbacks *cb,
                        .mem = mem,
                        .user_data = user_data,
                        .state = RP_NET_STREAM_CLOSED,
-                       .wbusy = -1};
+                       .wbusy = -1,
+                       .max_pending = RP_NET_STREAM_MAX_PENDING};
+}
+
+/* stream_unqueued takes |n| written or dropped bytes off the shared
+   total. */
+static void stream_unqueued(rp_net_stream *s, size_t n) {
+  if (s->pending_total) {
+    *s->pending_total -= n;
+  }
 }
 
 static void stream_free_buffers(rp_net_stream *s) {
+  stream_unqueued(s, s->wlen[0] + s->wlen[1]);
   s->mem->free(s->rbuf, s->mem->user_data);
   s->mem->free(s->wbuf[0], s->mem->user_data);
   s->mem->free(s->wbuf[1], s->mem->user_data);
@@ -147,6 +157,7 @@ static void stream_write_cb(uv_write_t *req, int status) {
     return;
   }
   if (s->wbusy >= 0) {
+    stream_unqueued(s, s->wlen[s->wbusy]);
     s->wlen[s->wbusy] = 0;
   }
   s->wbusy = -1;
@@ -165,7 +176,9 @@ static int stream_append(rp_net_stream *s, const uint8_t *data, size_t len) {
     idx = 1;
   }
   need = s->wlen[idx] + len;
-  if (s->wlen[0] + s->wlen[1] + len > RP_NET_STREAM_MAX_PENDING) {
+  if (s->wlen[0] + s->wlen[1] + len > s->max_pending ||
+      (s->pending_total &&
+       *s->pending_total + len > s->pending_total_max)) {
     return RP_ERR_FULL;
   }
   if (need > s->wcap[idx]) {
@@ -183,6 +196,9 @@ static int stream_append(rp_net_stream *s, const uint8_t *data, size_t len) {
   }
   memcpy(s->wbuf[idx] + s->wlen[idx], data, len);
   s->wlen[idx] += len;
+  if (s->pending_total) {
+    *s->pending_total += len;
+  }
   return 0;
 }
 

@@ -71,6 +71,13 @@ struct rp_net_stream {
   size_t wlen[2];
   size_t wcap[2];
   int wbusy;
+  /* max_pending bounds wlen[0] + wlen[1] (RP_NET_STREAM_MAX_PENDING after
+     init). pending_total, when not NULL, is a sum over several streams
+     that this one keeps its queued bytes in, bounded by
+     pending_total_max. */
+  size_t max_pending;
+  size_t *pending_total;
+  size_t pending_total_max;
 };
 
 /* rp_net_stream_init prepares |s| (CLOSED) for |cb| and |mem|. */
@@ -92,8 +99,8 @@ int rp_net_stream_accept(rp_net_stream *s, uv_loop_t *loop,
 
 /* rp_net_stream_write frames and sends |len| bytes (1 .. 65535). In
    CONNECTING they are queued. Returns 0, RP_ERR_INVALID_ARGUMENT (bad
-   length, or the stream is closed or closing), RP_ERR_FULL (too much
-   pending) or RP_ERR_NOMEM. A write that fails later ends the stream
+   length, or the stream is closed or closing), RP_ERR_FULL (past
+   max_pending or pending_total_max) or RP_ERR_NOMEM. A write that fails later ends the stream
    through on_end. */
 int rp_net_stream_write(rp_net_stream *s, const uint8_t *msg, size_t len);
 

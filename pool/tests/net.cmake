@@ -24,6 +24,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/dig_udp_tcp.sh)
     rp_add_script_test(integration net_scores_restart
       ${_rp_net_scripts}/scores_restart.sh)
+    rp_add_script_test(integration net_tcp_clients
+      ${_rp_net_scripts}/tcp_clients.sh)
     rp_add_script_test(integration net_behaviour_unlimited
       ${_rp_net_scripts}/behaviour_unlimited.sh)
     rp_add_script_test(integration net_behaviour_limited
