@@ -154,6 +154,8 @@ struct rp_query {
   uint8_t nseen;
   uint64_t seen[RP_COPIES_SEEN];
   uint8_t waited;
+  /* nstreams counts the stream tries sent after truncated answers. */
+  uint8_t nstreams;
   rp_try tries[RP_CORE_MAX_TRIES];
 };
 

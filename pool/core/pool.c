@@ -1665,6 +1665,7 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   q->nopen = 0;
   q->nhedges = 0;
   q->waited = 0;
+  q->nstreams = 0;
   q->had_copy = 0;
   q->nseen = 0;
   q->copies = (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
@@ -1786,13 +1787,26 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
     return 0;
   }
   rcode = rp_dns_rcode(answer);
-  if (rcode == RP_DNS_RCODE_REFUSED || rcode == RP_DNS_RCODE_SERVFAIL) {
+  if (((msg.hdr.flags ^ (uint16_t)((q->buf[2] << 8) | q->buf[3])) &
+       RP_DNS_OPCODE_MASK) != 0 ||
+      rcode > RP_DNS_RCODE_LAST_ASSIGNED) {
+    /* Another opcode than the query's, or an unassigned rcode: not an
+       answer to pass on. The try failed; the query goes elsewhere (or
+       fails SERVFAIL at its deadline). */
+    ++pool->stats.malformed;
+    pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_RX, now,
+             "ev=answer_rejected srv=%u q=%u flags=0x%04x", r->slot, q->idx,
+             (unsigned)msg.hdr.flags);
+    rv = pool_on_neterr(pool, q, t, r, now);
+  } else if (rcode == RP_DNS_RCODE_REFUSED || rcode == RP_DNS_RCODE_SERVFAIL) {
     rv = pool_on_refusal(pool, q, t, r, now);
   } else if (rp_dns_is_truncated(answer) && !(flags & RP_ANSWER_STREAM) &&
-             (r->flags & RP_RESOLVER_TCP_FALLBACK)) {
+             (r->flags & RP_RESOLVER_TCP_FALLBACK) &&
+             q->nstreams < pool->set.tc_stream_tries) {
     sent = t->sent;
     pool_try_close(pool, q, t, now);
     pool_res_reply(pool, r, sent, 0, now);
+    ++q->nstreams;
     rv = pool_try_send(pool, q, r, RP_TRY_STREAM, RP_SEND_STREAM, 0, now);
     rv = rv < 0 ? rv : 0;
   } else {

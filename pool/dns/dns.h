@@ -44,6 +44,8 @@
 #define RP_DNS_RCODE_NXDOMAIN 3
 #define RP_DNS_RCODE_NOTIMP 4
 #define RP_DNS_RCODE_REFUSED 5
+/* RP_DNS_RCODE_LAST_ASSIGNED is NOTZONE (10): 11-15 are unassigned. */
+#define RP_DNS_RCODE_LAST_ASSIGNED 10
 
 /* Record types and the one class used. */
 #define RP_DNS_TYPE_A 1

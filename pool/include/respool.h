@@ -216,6 +216,12 @@ typedef struct rp_settings {
      resolver gives before it may have more than one query in flight
      (8). */
   uint32_t probation_answers;
+  /* tc_stream_tries is how many times one query is asked again over a
+     stream after a truncated UDP answer (2); past it a truncated answer
+     is delivered as it is (the client may ask over TCP itself), so a
+     resolver that truncates and has no TCP service costs a bounded
+     number of sends. */
+  uint32_t tc_stream_tries;
   /* retry_left_out is how often a resolver left out of the band gets a
      query again, ns (2 s). At most one such retry goes with each client
      query, so many left-out resolvers are retried less often. */
@@ -620,7 +626,9 @@ int rp_pool_get_resolver_stats(const rp_pool *pool, uint32_t resolver_id,
 typedef struct rp_pool_stats {
   /* Client side counters. */
   uint64_t queries, delivered, failed, waits, duplicates_delivered;
-  /* malformed: client queries or answers that did not parse. spoofed:
+  /* malformed: client queries or answers that did not parse, and answers
+     with another opcode than their query's or an unassigned rcode
+     (11-15; the try failed, the query went elsewhere). spoofed:
      answers whose ID or question matched no try. full: queries failed
      because the in-flight table was full. */
   uint64_t malformed, spoofed, full;

@@ -199,7 +199,7 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
       rs.inflight > f->max_inflight_probation) {
     f->max_inflight_probation = rs.inflight;
   }
-  if (f->dead) {
+  if (f->dead || (f->stream_dead && (flags & RP_SEND_STREAM))) {
     return 0;
   }
   if (f->slow_from && h->now >= f->slow_from) {
@@ -284,6 +284,11 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
   }
   assert_true(n > 0);
   e->len = (size_t)n;
+  if (f->mangle == 1) {
+    e->buf[3] = (uint8_t)((e->buf[3] & 0xf0u) | 0x0fu);
+  } else if (f->mangle == 2) {
+    e->buf[2] |= 0x78u;
+  }
   if (f->truncate && !(flags & RP_SEND_STREAM)) {
     e->buf[2] |= 0x02;
   }

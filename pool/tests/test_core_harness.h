@@ -47,6 +47,10 @@ typedef struct h_fake {
   int dead;
   int truncate;
   int servfail;
+  /* stream_dead: stream sends are never answered (no TCP service). */
+  int stream_dead;
+  /* mangle: 1 answers with the unassigned rcode 15, 2 with opcode 15. */
+  int mangle;
   /* refuse: answer REFUSED to every send in [refuse_from, refuse_until). */
   int refuse;
   rp_tstamp refuse_from, refuse_until;

@@ -181,6 +181,22 @@ static void test_core_pool_truncation(void **state) {
   assert_int_equal(h.fakes[0].got, 1);
   assert_int_equal(h.delivered, 1);
   h_free(&h);
+
+  /* Truncates and has no TCP service (stream tries never answered): each
+     query costs at most 1 + tc_stream_tries stream tries and the UDP
+     tries between them, and the last truncated answer is delivered as it
+     is. (Before the bound: 12 sends, then SERVFAIL.) */
+  assert_int_equal(h_init(&h, &set, 3), 0);
+  h_add(&h, &(h_fake){.delay = 10 * RP_MILLISECONDS,
+                      .truncate = 1,
+                      .stream_dead = 1,
+                      .flags = RP_RESOLVER_TCP_FALLBACK});
+  h_submit(&h);
+  h_step_to(&h, 10 * RP_SECONDS);
+  assert_int_equal(h.fakes[0].stream_got, set.tc_stream_tries);
+  assert_true(h.fakes[0].got <= 2u * set.tc_stream_tries + 1u);
+  assert_int_equal(h.delivered + h.failed, 1);
+  h_free(&h);
 }
 
 /* A query that does not parse gets FORMERR; one without a header is an
@@ -221,6 +237,46 @@ static void test_core_pool_servfail_is_refusal(void **state) {
   assert_int_not_equal(h.sends[0].res, h.sends[1].res);
   assert_int_equal(h_rstats(&h, 0).refused + h_rstats(&h, 1).refused, 1);
   h_free(&h);
+}
+
+/* An answer with an unassigned rcode (15) or another opcode than the
+   query's is not passed on: the try failed, the query goes to another
+   resolver; with no other, the client gets SERVFAIL, never the reply. */
+static void test_core_pool_reserved_rcode_opcode(void **state) {
+  int mangle;
+
+  (void)state;
+  for (mangle = 1; mangle <= 2; ++mangle) {
+    harness h;
+    rp_settings set;
+    int i;
+
+    h_default_settings(&set);
+    assert_int_equal(h_init(&h, &set, 5), 0);
+    h_add(&h, &(h_fake){.delay = 10 * RP_MILLISECONDS, .mangle = mangle});
+    h_add(&h, &(h_fake){.delay = 10 * RP_MILLISECONDS});
+    for (i = 0; i < 50; ++i) {
+      h_submit(&h);
+      h_step_to(&h, h.now + 20 * RP_MILLISECONDS);
+    }
+    h_step_to(&h, h.now + 5 * RP_SECONDS);
+    assert_int_equal(h.delivered, 50);
+    assert_int_equal(h.failed, 0);
+    assert_true(h_pstats(&h).malformed >= 1);
+    h_free(&h);
+
+    /* Alone: SERVFAIL, not the reply. */
+    assert_int_equal(h_init(&h, &set, 6), 0);
+    h_add(&h, &(h_fake){.delay = 10 * RP_MILLISECONDS, .mangle = mangle});
+    for (i = 0; i < 5; ++i) {
+      h_submit(&h);
+      h_step_to(&h, h.now + 20 * RP_MILLISECONDS);
+    }
+    h_step_to(&h, h.now + 5 * RP_SECONDS);
+    assert_int_equal(h.delivered, 0);
+    assert_int_equal(h.failed, 5);
+    h_free(&h);
+  }
 }
 
 /* HTTP 429 through rp_pool_on_error is a refusal too; a connection
@@ -550,6 +606,7 @@ int main(void) {
       cmocka_unit_test(test_core_pool_truncation),
       cmocka_unit_test(test_core_pool_malformed_query),
       cmocka_unit_test(test_core_pool_servfail_is_refusal),
+      cmocka_unit_test(test_core_pool_reserved_rcode_opcode),
       cmocka_unit_test(test_core_pool_on_error),
       cmocka_unit_test(test_core_pool_remove_resolver),
       cmocka_unit_test(test_core_pool_failmalloc),
