@@ -980,7 +980,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rv = rp_pool_new(&fz.pool, &fz.set, &cb, &fuzz_mem, &fz);
   FUZZ_CHECK(rv == 0, "rp_pool_new: %d", rv);
   for (i = 0; i < nres && i < FUZZ_START_RES_MAX; ++i) {
-    fuzz_add((h[3] >> i) & 1u ? RP_RESOLVER_TCP_FALLBACK : 0, 0);
+    fuzz_add((((unsigned)h[3] >> i) & 1u) != 0 ? RP_RESOLVER_TCP_FALLBACK : 0u,
+             0);
   }
   for (nevents = 0; fz.pos < fz.len && nevents < FUZZ_MAX_EVENTS; ++nevents) {
     uint8_t op = fuzz_u8() & 7u, t = fuzz_u8();
