@@ -646,10 +646,13 @@ static void pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
     if (rp_ratelim_on_drop(&r->rl, &pool->set, sent, overtaken, now,
                            &count_loss)) {
       pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_CAP, now,
-               "ev=cap srv=%u why=%s cap_qps=%.1f drops=%u/%u before=%u/%u",
+               "ev=cap srv=%u why=%s cap_qps=%.1f drops=%u/%u share=%.3f "
+               "before=%u/%u before_share=%.3f",
                r->slot, count_loss > 0 ? "random_loss" : "drop", r->rl.cap,
                r->rl.lvl.drops, r->rl.lvl.drops + r->rl.lvl.answers,
-               r->rl.prev.drops, r->rl.prev.drops + r->rl.prev.answers);
+               rp_ratelim_share(&r->rl.lvl), r->rl.prev.drops,
+               r->rl.prev.drops + r->rl.prev.answers,
+               rp_ratelim_share(&r->rl.prev));
     }
   } else {
     ++r->errors;
@@ -876,17 +879,27 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, rp_tstamp now) {
   return rv;
 }
 
-/* pool_res_overtaken judges lost the open tries of |r| that a reply to
-   a later try overtook, once they are past their judge_at. The tries are
-   in send order, so the scan stops at the first that is not. */
+/* pool_res_overtaken judges lost the open datagram tries of |r| that a
+   reply to a later try overtook, once |r|'s current mean latency + 4
+   deviations passed since their send. The tries are in send order and
+   the time is the same for all, so the scan stops at the first that is
+   not due. (Each try's own judge_at, from the latency when it was sent,
+   is checked once by its timer; it is no order for the scan: a try sent
+   before any latency was known has none, and one at the head of the
+   list kept every later loss of its resolver unjudged until per_attempt
+   expired: 2 s in which a resolver losing 10 % showed 1 %.) */
 static int pool_res_overtaken(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  rp_duration rto = pool_rto(pool, r);
   rp_try *t;
   int rv;
 
+  if (rto == RP_TSTAMP_UNSET || rto >= pool->set.per_attempt) {
+    return 0;
+  }
   while (!rp_list_empty(&r->tries)) {
     t = rp_container_of(r->tries.next, rp_try, res_node);
-    if (t->sent >= r->newest_reply_sent || t->judge_at == RP_TSTAMP_UNSET ||
-        now < t->judge_at) {
+    if (t->sent >= r->newest_reply_sent || now < rp_tstamp_add(t->sent, rto) ||
+        t->kind == RP_TRY_STREAM || t->kind == RP_TRY_DOWNCOPY) {
       break;
     }
     rv = pool_try_judge(pool, t, now);

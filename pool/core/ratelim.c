@@ -232,6 +232,28 @@ double rp_ratelim_rate(rp_ratelim *rl, const rp_settings *set, rp_tstamp now) {
   return (double)sum / ratelim_seconds(now - span_start);
 }
 
+/* ratelim_slot returns the send-time slot of a try sent at |sent_at|
+   under |l|. */
+static size_t ratelim_slot(const rp_ratelim_level *l, rp_tstamp sent_at) {
+  uint64_t k = sent_at > l->at && l->slot > 0 ? (sent_at - l->at) / l->slot : 0;
+
+  return k < RP_RATELIM_NSLOTS ? (size_t)k : RP_RATELIM_NSLOTS - 1;
+}
+
+/* ratelim_level_answer counts an answer to a try sent at |sent_at|. */
+static void ratelim_level_answer(rp_ratelim_level *l, rp_tstamp sent_at) {
+  ++l->answers;
+  ++l->by_sent[ratelim_slot(l, sent_at)];
+}
+
+/* ratelim_level_drop counts the drop of a try sent at |sent_at|. */
+static void ratelim_level_drop(rp_ratelim_level *l, rp_tstamp sent_at) {
+  ++l->drops;
+  if (l->front == RP_TSTAMP_UNSET || sent_at > l->front) {
+    l->front = sent_at;
+  }
+}
+
 int rp_ratelim_on_answer(rp_ratelim *rl, const rp_settings *set,
                          rp_tstamp sent_at, rp_tstamp now) {
   uint64_t sec = now / RP_SECONDS;
@@ -243,9 +265,9 @@ int rp_ratelim_on_answer(rp_ratelim *rl, const rp_settings *set,
   rl->last_answer = now;
   if (rl->exp_at != RP_TSTAMP_UNSET) {
     if (sent_at >= rl->lvl.at) {
-      ++rl->lvl.answers;
+      ratelim_level_answer(&rl->lvl, sent_at);
     } else if (sent_at >= rl->prev.at) {
-      ++rl->prev.answers;
+      ratelim_level_answer(&rl->prev, sent_at);
     }
   }
   if (rl->last_drop != RP_TSTAMP_UNSET &&
@@ -334,11 +356,19 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
   return changed;
 }
 
-/* ratelim_share returns the share of drops among |l|'s answers and
-   drops, 0..1. */
-static double ratelim_share(const rp_ratelim_level *l) {
-  uint32_t n = l->answers + l->drops;
+double rp_ratelim_share(const rp_ratelim_level *l) {
+  uint64_t n = 0;
+  size_t k, last;
 
+  if (l->whole) {
+    n = l->answers;
+  } else if (l->front != RP_TSTAMP_UNSET) {
+    last = ratelim_slot(l, l->front);
+    for (k = 0; k <= last; ++k) {
+      n += l->by_sent[k];
+    }
+  }
+  n += l->drops;
   return n > 0 ? (double)l->drops / (double)n : 0.0;
 }
 
@@ -349,6 +379,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
   uint64_t span, last = 0, first = 0, ndrops = 0, nanswers = 0;
   int changed = 0;
   double rate, sat;
+  rp_duration slot;
 
   *pnloss = 1;
   if (!overtaken) {
@@ -369,7 +400,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
   rl->last_trouble = now;
   if (rl->exp_at != RP_TSTAMP_UNSET) {
     if (sent_at >= rl->lvl.at) {
-      ++rl->lvl.drops;
+      ratelim_level_drop(&rl->lvl, sent_at);
       /* The first cap is judged against the time before the episode
          only when that had twice the drops, the resolver had been in use
          verdict_min_use and no cap was lifted in the window: otherwise
@@ -384,9 +415,9 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
             (rl->lifted_at == RP_TSTAMP_UNSET ||
              rp_tstamp_elapsed(rl->lifted_at, window, rl->exp_at)))) &&
           rl->lvl.drops >= set->loss_verdict_drops &&
-          ratelim_share(&rl->lvl) >= set->drop_min_share &&
-          ratelim_share(&rl->lvl) >=
-              set->loss_verdict_ratio * ratelim_share(&rl->prev)) {
+          rp_ratelim_share(&rl->lvl) >= set->random_min_share &&
+          rp_ratelim_share(&rl->lvl) >=
+              set->loss_verdict_ratio * rp_ratelim_share(&rl->prev)) {
         /* A lower cap did not lower the share of drops: random loss.
            The episode's drops count as loss, the cap goes back to what
            it was before. */
@@ -404,7 +435,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
         return 1;
       }
     } else if (sent_at >= rl->prev.at) {
-      ++rl->prev.drops;
+      ratelim_level_drop(&rl->prev, sent_at);
     }
   } else {
     /* No episode yet: it takes loss_verdict_drops drops in the rate
@@ -429,11 +460,17 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
       return 0;
     }
   }
-  if (!ratelim_may_lower(rl, sent_at, now) ||
-      (rl->exp_at != RP_TSTAMP_UNSET &&
-       rl->lvl.drops < set->loss_verdict_drops)) {
-    /* In the grace, or the cap of the episode has not had drops enough
-       to be judged yet. */
+  if (rl->exp_at != RP_TSTAMP_UNSET) {
+    /* In an episode: a cap that has had drops enough and tries enough
+       under it is judged without waiting out the grace (its tries are
+       counted apart from those sent before it). */
+    if (sent_at < rl->lvl.at || rl->lvl.drops < set->loss_verdict_drops ||
+        (!ratelim_may_lower(rl, sent_at, now) &&
+         rl->lvl.answers + rl->lvl.drops < set->level_min_tries)) {
+      return 0;
+    }
+  } else if (!ratelim_may_lower(rl, sent_at, now)) {
+    /* In the grace. */
     return 0;
   }
   rate = rp_ratelim_rate(rl, set, now);
@@ -456,11 +493,17 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     rl->nlevels = 0;
     rl->lvl = (rp_ratelim_level){.at = now > window ? now - window : 0,
                                  .answers = (uint32_t)nanswers,
-                                 .drops = (uint32_t)ndrops};
+                                 .drops = (uint32_t)ndrops,
+                                 .whole = 1,
+                                 .front = RP_TSTAMP_UNSET};
   }
   /* A new cap level: the tries sent under it are counted apart. */
   rl->prev = rl->lvl;
-  rl->lvl = (rp_ratelim_level){.at = now};
+  slot = (now - sent_at) / 8;
+  rl->lvl = (rp_ratelim_level){
+      .at = now,
+      .front = RP_TSTAMP_UNSET,
+      .slot = slot > RP_RATELIM_MIN_SLOT ? slot : RP_RATELIM_MIN_SLOT};
   ++rl->nlevels;
   ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
   changed = 1;

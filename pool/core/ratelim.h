@@ -71,13 +71,36 @@
 /* RP_RATELIM_MIN_CAP is the smallest cap, queries/s: 0 means "none". */
 #define RP_RATELIM_MIN_CAP 1.0
 
+/* RP_RATELIM_NSLOTS is how many send-time slots a cap level has (the
+   last takes every later send); RP_RATELIM_MIN_SLOT is the narrowest,
+   ns. A slot is an eighth of the time the drop that set the cap took to
+   be judged, so the slots span four such times. */
+#define RP_RATELIM_NSLOTS 32
+#define RP_RATELIM_MIN_SLOT (100 * RP_MICROSECONDS)
+
 /* rp_ratelim_level counts the replies and drops of the tries sent under
-   one cap of a drop episode. */
+   one cap of a drop episode. A reply comes after a round trip, a drop is
+   judged only a retransmission timeout after its send: a cap's share of
+   drops counted as they come is too low while the cap is young (a
+   resolver losing 10 % showed 1 % over its first 400 tries). So the
+   share counts the replies of the tries sent no later than the newest
+   judged drop: tries whose fate is known. */
 typedef struct rp_ratelim_level {
   /* at is when the cap was set (tries sent from then on count). */
   rp_tstamp at;
+  /* answers and drops count all of them. */
   uint32_t answers;
   uint32_t drops;
+  /* whole is 1 when every answer counts (the time before an episode,
+     measured over the rate window). */
+  int whole;
+  /* front is the newest send time of a judged drop, UNSET before. */
+  rp_tstamp front;
+  /* slot is the width of a send-time slot, ns. */
+  rp_duration slot;
+  /* by_sent counts the answers by the send time of their try, in slots
+     of |slot| from |at|. */
+  uint32_t by_sent[RP_RATELIM_NSLOTS];
 } rp_ratelim_level;
 
 typedef struct rp_ratelim {
@@ -135,6 +158,10 @@ typedef struct rp_ratelim {
   /* raise_checked is the last whole second checked for the raise. */
   uint64_t raise_checked;
 } rp_ratelim;
+
+/* rp_ratelim_share returns the share of drops among |l|'s tries whose
+   fate is known (sent no later than its newest judged drop), 0..1. */
+double rp_ratelim_share(const rp_ratelim_level *l);
 
 /* rp_ratelim_init resets |rl| to uncapped, no answer. */
 void rp_ratelim_init(rp_ratelim *rl);

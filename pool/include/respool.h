@@ -298,16 +298,34 @@ typedef struct rp_settings {
   rp_duration verdict_min_use;
   /* drop_min_share: overtaken drops start an episode (a cap) only when
      they are at least this share of the rate window's answers and drops,
-     ratio (0.10): a resolver that loses a few datagrams in a hundred
-     under a heavy load or a burst is not rate-limited (measured: a
-     loopback resolver under 300 tunnel workers lost 2 to 5 %, the
-     first tries of a burst of 300 overtaken by their copies), and drops
-     that few are judged and sent again at once. */
+     ratio (0.05): a resolver that loses a datagram in a hundred under a
+     heavy load or a burst is not rate-limited, and drops that few are
+     sent again at once. (It was 0.10 while the pool's sockets to the
+     resolvers had the kernel's default buffer and a loopback resolver
+     under 300 tunnel workers seemed to lose 2 to 5 %: the pool lost
+     them itself. At 0.10 a resolver losing 10 % started its episode
+     only when the window's share happened to cross it, up to 1.8 s.) */
   double drop_min_share;
   /* drop_min_spread: ... and only when they fall in at least this many
      of the window's 100 ms buckets (2): a burst of queries that cannot
      be answered at all is no rate. */
   uint32_t drop_min_spread;
+  /* random_min_share: an episode judges random loss only when the drops
+     under its cap are at least this share of those tries' replies and
+     drops, ratio (0.025). Below drop_min_share: a resolver losing 10 %
+     shows 10 % only on average, and with the verdict at its share (then
+     0.10) it was a coin toss (half of the tunnel's queries went on to
+     it, its loss read 0). */
+  double random_min_share;
+  /* level_min_tries: a cap of an episode that has had loss_verdict_drops
+     drops is lowered again once this many of the tries sent under it
+     were answered or dropped, without waiting out overflow_grace (50):
+     each cap's tries are counted apart, so the grace, there for the
+     tries in flight before a cap, is not needed to judge it, and at the
+     thousands of queries a second of a tunnel over a fast resolver a
+     random loser was judged only after 1.1-1.8 s (the whole of a short
+     transfer). A slow resolver still gets overflow_grace. */
+  uint32_t level_min_tries;
 
   /* --- Hedging --- */
   /* hedge_devs is the number of deviations past the mean after which a

@@ -86,8 +86,9 @@
 /* RP_NET_SCORE_CHECK_FAILED is added to the saved score of a resolver
    that failed its check (and never worked) in this run. */
 #define RP_NET_SCORE_CHECK_FAILED (-2)
-/* RP_NET_SOCKBUF_LEN is the kernel buffer asked for the listener's UDP
-   socket, bytes: bursts of client queries must not be dropped. */
+/* RP_NET_SOCKBUF_LEN is the kernel receive buffer asked for the
+   listener's UDP socket and each resolver's, bytes: bursts of client
+   queries and of answers must not be dropped while the loop is busy. */
 #define RP_NET_SOCKBUF_LEN (4 * 1024 * 1024)
 /* RP_NET_LISTEN_BACKLOG is the TCP listen backlog. */
 #define RP_NET_LISTEN_BACKLOG 128

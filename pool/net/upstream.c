@@ -218,6 +218,13 @@ static int udp_open(rp_net_upstream *up) {
   rp_net_handle_opened(np);
   rv = uv_udp_connect(&up->udp, (const struct sockaddr *)&up->addr);
   if (rv == 0) {
+    /* The kernel's default (about 200 KiB) holds 200 tunnel answers: at
+       tens of thousands a second, one slow turn of the loop lost
+       thousands of them (data the tunnel server then had to send
+       again). A larger buffer costs only what is queued. */
+    int sockbuf = RP_NET_SOCKBUF_LEN;
+
+    uv_recv_buffer_size((uv_handle_t *)&up->udp, &sockbuf);
     rv = uv_udp_recv_start(&up->udp, udp_alloc_cb, udp_recv_cb);
   }
   if (rv != 0) {
