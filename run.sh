@@ -83,8 +83,9 @@ case "$cmd" in
     # Every fuzz_* target (any component) is built with clang into
     # build-fuzz/fuzz/ and runs for $secs seconds on a scratch copy of its
     # seed corpus <component>/fuzz/corpus/<target without fuzz_>/ in the
-    # source tree, which is never written to. A crash stops the script
-    # with libFuzzer's exit status and leaves crash-* files in build-fuzz/.
+    # source tree, which is never written to. A crash, or an input that
+    # runs over 10 s (-timeout), stops the script with libFuzzer's exit
+    # status and leaves crash-*/timeout-* files in build-fuzz/.
     deps
     secs="${2:-60}"
     cmake -S "$ROOT" -B build-fuzz -DCMAKE_C_COMPILER=clang -DRP_FUZZ=ON \
@@ -111,7 +112,7 @@ case "$cmd" in
       fi
       log "fuzzing $name for ${secs}s (seed: ${seed:-none}, $(ls "$scratch" | wc -l) inputs)"
       status=0
-      (cd build-fuzz && "./fuzz/$name" -max_total_time="$secs" \
+      (cd build-fuzz && "./fuzz/$name" -max_total_time="$secs" -timeout=10 \
         -print_final_stats=1 "corpus-$name") >"build-fuzz/$name.log" 2>&1 ||
         status=$?
       grep -E '^(stat::|Done |==[0-9]+==|SUMMARY)' "build-fuzz/$name.log" || true

@@ -307,10 +307,16 @@ static int config_duration(config_ctx *ctx, const cJSON *item,
   if (cJSON_IsNumber(item)) {
     /* A bare number is seconds. */
     double v = item->valuedouble;
-    if (!(v >= 0) || v > RP_CONFIG_MAX_DURATION_S || (v == 0 && !allow_zero)) {
-      return config_fail(ctx, field, item, "bad duration");
+    double ns = v * (double)RP_SECONDS;
+    /* Under a nanosecond but not 0 would be stored as 0: refused like a
+       zero where none is allowed, and named where one is. */
+    if (!(v >= 0) || v > RP_CONFIG_MAX_DURATION_S || (v == 0 && !allow_zero) ||
+        (v > 0 && ns < 1.0)) {
+      return config_fail(ctx, field, item,
+                         v > 0 && ns < 1.0 ? "bad duration (under 1 ns)"
+                                           : "bad duration");
     }
-    *pd = (rp_duration)(v * (double)RP_SECONDS);
+    *pd = (rp_duration)ns;
     return 0;
   }
   if (!cJSON_IsString(item) ||

@@ -59,7 +59,8 @@ int rp_config_parse_duration(const char *text, int allow_zero,
   if (v > RP_CONFIG_MAX_DURATION_S * (double)RP_SECONDS) {
     return RP_ERR_CONFIG;
   }
-  if (v < 1.0 && !allow_zero) {
+  if (v < 1.0 && (v > 0.0 || !allow_zero)) {
+    /* Under a nanosecond: it would be stored as 0. */
     return RP_ERR_CONFIG;
   }
   *pd = (rp_duration)v;

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,24 @@ out:
   return rv;
 }
 
+/* scores_keep_others makes the other keys of |root| print as they load:
+   a number out of the range of a double (1e999) loads as 10 or -10, but
+   cJSON prints a non-finite number as null, which would drop it. */
+static void scores_keep_others(cJSON *root, const char *key) {
+  cJSON *obj, *item;
+
+  cJSON_ArrayForEach(obj, root) {
+    if (!cJSON_IsObject(obj) || (obj->string && strcmp(obj->string, key) == 0)) {
+      continue;
+    }
+    cJSON_ArrayForEach(item, obj) {
+      if (cJSON_IsNumber(item) && !isfinite(item->valuedouble)) {
+        cJSON_SetNumberValue(item, scores_clamp(item->valuedouble));
+      }
+    }
+  }
+}
+
 int rp_scores_save(const rp_scores *scores, const char *path, const char *key,
                    char *err, size_t errlen) {
   const rp_mem *mem = scores->mem;
@@ -268,7 +287,12 @@ int rp_scores_save(const rp_scores *scores, const char *path, const char *key,
   if (!root && !(root = cJSON_CreateObject())) {
     return RP_ERR_NOMEM;
   }
-  cJSON_DeleteItemFromObjectCaseSensitive(root, key);
+  /* Every member named |key| goes (a file that holds it twice would
+     otherwise load the old first one next time). */
+  while (cJSON_GetObjectItemCaseSensitive(root, key) != NULL) {
+    cJSON_DeleteItemFromObjectCaseSensitive(root, key);
+  }
+  scores_keep_others(root, key);
   obj = cJSON_AddObjectToObject(root, key);
   if (!obj) {
     rv = RP_ERR_NOMEM;

@@ -165,6 +165,8 @@ static void test_config_bad(void **state) {
   expect_bad("{\"deadline\": \"5 parsecs\"}", "deadline", "5 parsecs");
   expect_bad("{\"deadline\": \"-1s\"}", "deadline", "-1s");
   expect_bad("{\"deadline\": \"0s\"}", "deadline", "0s");
+  /* Above 0 but under a nanosecond would be stored as 0 (a fuzz find). */
+  expect_bad("{\"deadline\": 1e-10}", "deadline", "under 1 ns");
   expect_bad("{\"per_attempt\": true}", "per_attempt", "true");
   expect_bad("{\"down_after\": 0}", "down_after", "0");
   expect_bad("{\"down_after\": 2.5}", "down_after", "2.5");
@@ -209,6 +211,8 @@ static void test_config_durations(void **state) {
   assert_int_equal(d, 250 * RP_MICROSECONDS);
   assert_int_equal(rp_config_parse_duration("0ms", 1, &d), 0);
   assert_int_equal(rp_config_parse_duration("0ms", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("0.0001us", 1, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("0.0001us", 0, &d), RP_ERR_CONFIG);
   assert_int_equal(rp_config_parse_duration("5", 0, &d), RP_ERR_CONFIG);
   assert_int_equal(rp_config_parse_duration("s", 0, &d), RP_ERR_CONFIG);
   assert_int_equal(rp_config_parse_duration("", 0, &d), RP_ERR_CONFIG);

@@ -242,6 +242,17 @@ static void test_core_pool_servfail_is_refusal(void **state) {
 /* An answer with an unassigned rcode (15) or another opcode than the
    query's is not passed on: the try failed, the query goes to another
    resolver; with no other, the client gets SERVFAIL, never the reply. */
+/* submit_spaced submits |n| queries 20 ms apart, then runs 5 s. */
+static void submit_spaced(harness *h, int n) {
+  int i;
+
+  for (i = 0; i < n; ++i) {
+    h_submit(h);
+    h_step_to(h, h->now + 20 * RP_MILLISECONDS);
+  }
+  h_step_to(h, h->now + 5 * RP_SECONDS);
+}
+
 static void test_core_pool_reserved_rcode_opcode(void **state) {
   int mangle;
 
@@ -249,17 +260,12 @@ static void test_core_pool_reserved_rcode_opcode(void **state) {
   for (mangle = 1; mangle <= 2; ++mangle) {
     harness h;
     rp_settings set;
-    int i;
 
     h_default_settings(&set);
     assert_int_equal(h_init(&h, &set, 5), 0);
     h_add(&h, &(h_fake){.delay = 10 * RP_MILLISECONDS, .mangle = mangle});
     h_add(&h, &(h_fake){.delay = 10 * RP_MILLISECONDS});
-    for (i = 0; i < 50; ++i) {
-      h_submit(&h);
-      h_step_to(&h, h.now + 20 * RP_MILLISECONDS);
-    }
-    h_step_to(&h, h.now + 5 * RP_SECONDS);
+    submit_spaced(&h, 50);
     assert_int_equal(h.delivered, 50);
     assert_int_equal(h.failed, 0);
     assert_true(h_pstats(&h).malformed >= 1);
@@ -268,11 +274,7 @@ static void test_core_pool_reserved_rcode_opcode(void **state) {
     /* Alone: SERVFAIL, not the reply. */
     assert_int_equal(h_init(&h, &set, 6), 0);
     h_add(&h, &(h_fake){.delay = 10 * RP_MILLISECONDS, .mangle = mangle});
-    for (i = 0; i < 5; ++i) {
-      h_submit(&h);
-      h_step_to(&h, h.now + 20 * RP_MILLISECONDS);
-    }
-    h_step_to(&h, h.now + 5 * RP_SECONDS);
+    submit_spaced(&h, 5);
     assert_int_equal(h.delivered, 0);
     assert_int_equal(h.failed, 5);
     h_free(&h);

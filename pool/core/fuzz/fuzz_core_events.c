@@ -95,6 +95,9 @@
 #include "dns.h"
 #include "respool.h"
 
+#define FUZZ_NAME "fuzz_core_events.c"
+#include "fuzz_common.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -236,8 +239,6 @@ typedef struct fuzz_state {
      go to stderr, to read when an input fails. */
   int trace;
   size_t steps;
-  /* live_allocs counts blocks from fuzz_mem not freed yet. */
-  long live_allocs;
   fuzz_res res[FUZZ_MAX_RES];
   size_t nres;
   fuzz_client clients[FUZZ_MAX_EVENTS];
@@ -260,30 +261,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Checks, input, allocator, rand                                     */
 /* ---------------------------------------------------------------- */
 
-#if defined(__GNUC__)
-__attribute__((noreturn, format(printf, 2, 3)))
-#endif
-static void
-fuzz_fail(int line, const char *fmt, ...) {
-  va_list ap;
-
-  fprintf(stderr,
-          "fuzz_core_events.c:%d: invariant broken at t=%llu ns: ", line,
+/* fuzz_before_fail prints when the failure was met. */
+static void fuzz_before_fail(void) {
+  fprintf(stderr, "fuzz_core_events.c: failed at t=%llu ns\n",
           (unsigned long long)fz.now);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  abort();
 }
-
-/* FUZZ_CHECK aborts with a message when |cond| is false. */
-#define FUZZ_CHECK(cond, ...)                                                  \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fuzz_fail(__LINE__, __VA_ARGS__);                                        \
-    }                                                                          \
-  } while (0)
 
 static uint8_t fuzz_u8(void) { return fz.pos < fz.len ? fz.in[fz.pos++] : 0; }
 
@@ -298,44 +280,6 @@ static size_t fuzz_take(uint8_t *dst, size_t n) {
   fz.pos += n;
   return n;
 }
-
-static void *fuzz_malloc(size_t size, void *ud) {
-  void *p = malloc(size);
-
-  (void)ud;
-  fz.live_allocs += p != NULL;
-  return p;
-}
-
-static void fuzz_free(void *ptr, void *ud) {
-  (void)ud;
-  fz.live_allocs -= ptr != NULL;
-  free(ptr);
-}
-
-static void *fuzz_calloc(size_t nmemb, size_t size, void *ud) {
-  void *p = calloc(nmemb, size);
-
-  (void)ud;
-  fz.live_allocs += p != NULL;
-  return p;
-}
-
-static void *fuzz_realloc(void *ptr, size_t size, void *ud) {
-  void *p = realloc(ptr, size);
-
-  (void)ud;
-  if (ptr == NULL && p != NULL) {
-    ++fz.live_allocs;
-  }
-  return p;
-}
-
-static const rp_mem fuzz_mem = {.user_data = NULL,
-                                .malloc = fuzz_malloc,
-                                .free = fuzz_free,
-                                .calloc = fuzz_calloc,
-                                .realloc = fuzz_realloc};
 
 static void fuzz_rand_cb(uint8_t *dest, size_t len, void *ud) {
   size_t i;
@@ -1025,7 +969,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   fuzz_settle();
   rp_pool_del(fz.pool);
-  FUZZ_CHECK(fz.live_allocs == 0, "%ld blocks not freed by rp_pool_del",
-             fz.live_allocs);
+  FUZZ_CHECK(fuzz_live == 0, "%ld blocks not freed by rp_pool_del",
+             fuzz_live);
   return 0;
 }

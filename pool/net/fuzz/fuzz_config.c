@@ -24,16 +24,15 @@
  * Each failed check aborts with a message. The same function is replayed
  * over the seed corpus by the ctest unit.config_fuzz_replay.
  *
- * KNOWN BUG, reported (docs/reliability.md), whose check is skipped unless
- * FUZZ_STRICT is set in the environment (FUZZ_STRICT=1 ./fuzz_config
- * FILE reproduces it): a bare number of seconds above 0 but under one
- * nanosecond ("deadline": 1e-10) passes config_duration's check for zero
- * and is stored as 0 ns, a zero that docs/config.md says is refused; the
- * pool then refuses the settings without naming the field. Skipped: the
- * check that deadline, per_attempt and probe_interval are not 0.
+ * A number of seconds above 0 but under a nanosecond ("deadline": 1e-10)
+ * was stored as 0 ns (a zero the docs refuse) until this target found it;
+ * its reproducer is crash-tiny-duration.json in the seed corpus.
  */
 #include "config.h"
 #include "respool.h"
+
+#define FUZZ_NAME "fuzz_config.c"
+#include "../../core/fuzz/fuzz_common.h"
 
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -61,73 +60,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* fuzz_live counts blocks from fuzz_mem not freed yet. */
-static long fuzz_live;
-/* fuzz_strict is 1 when FUZZ_STRICT is set: the known bug is checked. */
-static int fuzz_strict;
 /* fuzz_rng is the state of the pool's rand callback. */
 static uint32_t fuzz_rng;
 
-#if defined(__GNUC__)
-__attribute__((noreturn, format(printf, 2, 3)))
-#endif
-static void
-fuzz_fail(int line, const char *fmt, ...) {
-  va_list ap;
-
-  fprintf(stderr, "fuzz_config.c:%d: invariant broken: ", line);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  abort();
-}
-
-/* FUZZ_CHECK aborts with a message when |cond| is false. */
-#define FUZZ_CHECK(cond, ...)                                                  \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fuzz_fail(__LINE__, __VA_ARGS__);                                        \
-    }                                                                          \
-  } while (0)
-
-static void *fuzz_malloc(size_t size, void *ud) {
-  void *p = malloc(size);
-
-  (void)ud;
-  fuzz_live += p != NULL;
-  return p;
-}
-
-static void fuzz_free(void *ptr, void *ud) {
-  (void)ud;
-  fuzz_live -= ptr != NULL;
-  free(ptr);
-}
-
-static void *fuzz_calloc(size_t nmemb, size_t size, void *ud) {
-  void *p = calloc(nmemb, size);
-
-  (void)ud;
-  fuzz_live += p != NULL;
-  return p;
-}
-
-static void *fuzz_realloc(void *ptr, size_t size, void *ud) {
-  void *p = realloc(ptr, size);
-
-  (void)ud;
-  if (ptr == NULL && p != NULL) {
-    ++fuzz_live;
-  }
-  return p;
-}
-
-static const rp_mem fuzz_mem = {.user_data = NULL,
-                                .malloc = fuzz_malloc,
-                                .free = fuzz_free,
-                                .calloc = fuzz_calloc,
-                                .realloc = fuzz_realloc};
+static void fuzz_before_fail(void) {}
 
 /* The pool's callbacks: nothing is submitted, so none sends or delivers;
    rand draws resolver tie-breaks. */
@@ -251,9 +187,9 @@ static void fuzz_check_config(const rp_config *cfg) {
                  ((int)cfg->load_balance >= (int)RP_BALANCE_AUTO &&
                   (int)cfg->load_balance <= (int)RP_BALANCE_LEAST_LOSS),
              "load_balance %d", (int)cfg->load_balance);
-  FUZZ_CHECK(fuzz_duration_ok(cfg->deadline, !fuzz_strict) &&
-                 fuzz_duration_ok(cfg->per_attempt, !fuzz_strict) &&
-                 fuzz_duration_ok(cfg->probe_interval, !fuzz_strict),
+  FUZZ_CHECK(fuzz_duration_ok(cfg->deadline, 0) &&
+                 fuzz_duration_ok(cfg->per_attempt, 0) &&
+                 fuzz_duration_ok(cfg->probe_interval, 0),
              "a duration out of range: deadline %llu, per_attempt %llu, "
              "probe_interval %llu ns",
              (unsigned long long)cfg->deadline,
@@ -355,7 +291,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rv;
 
   fuzz_live = 0;
-  fuzz_strict = getenv("FUZZ_STRICT") != NULL;
   rp_config_init(&cfg, &fuzz_mem);
   rv = rp_config_parse_json(&cfg, text, size, FUZZ_SOURCE, err, sizeof(err));
   FUZZ_CHECK(rv == 0 || rv == RP_ERR_CONFIG, "rp_config_parse_json: %d", rv);
