@@ -889,17 +889,25 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, rp_tstamp now) {
    list kept every later loss of its resolver unjudged until per_attempt
    expired: 2 s in which a resolver losing 10 % showed 1 %.) */
 static int pool_res_overtaken(rp_pool *pool, rp_res *r, rp_tstamp now) {
-  rp_duration rto = pool_rto(pool, r);
+  rp_duration rto = RP_TSTAMP_UNSET;
   rp_try *t;
   int rv;
 
-  if (rto == RP_TSTAMP_UNSET || rto >= pool->set.per_attempt) {
-    return 0;
-  }
   while (!rp_list_empty(&r->tries)) {
     t = rp_container_of(r->tries.next, rp_try, res_node);
-    if (t->sent >= r->newest_reply_sent || now < rp_tstamp_add(t->sent, rto) ||
-        t->kind == RP_TRY_STREAM || t->kind == RP_TRY_DOWNCOPY) {
+    if (t->sent >= r->newest_reply_sent || t->kind == RP_TRY_STREAM ||
+        t->kind == RP_TRY_DOWNCOPY) {
+      break;
+    }
+    /* Most replies find the head not overtaken: the latency is read
+       only when one is. */
+    if (rto == RP_TSTAMP_UNSET) {
+      rto = pool_rto(pool, r);
+      if (rto == RP_TSTAMP_UNSET || rto >= pool->set.per_attempt) {
+        break;
+      }
+    }
+    if (now < rp_tstamp_add(t->sent, rto)) {
       break;
     }
     rv = pool_try_judge(pool, t, now);
