@@ -1689,7 +1689,9 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   q->nstreams = 0;
   q->had_copy = 0;
   q->nseen = 0;
-  q->copies = (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
+  q->copies = pool->ninflight > pool->set.copy_max_inflight
+                  ? 0
+                  : (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
   rv = pool_query_place(pool, q, RP_TRY_FIRST, now);
   if (rv < 0) {
     return rv;

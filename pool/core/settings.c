@@ -95,6 +95,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .copy_step = 0.5,
       .copy_probe_interval = 2 * RP_SECONDS,
       .copy_probe_queries = 4,
+      .copy_max_inflight = 24,
       .extra_budget = 2.5,
       .extra_window = 2 * RP_SECONDS,
 

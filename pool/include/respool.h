@@ -361,6 +361,13 @@ typedef struct rp_settings {
   rp_duration copy_probe_interval;
   /* copy_probe_queries is how many queries get a copy then (4). */
   uint32_t copy_probe_queries;
+  /* copy_max_inflight: no copies for a new query while more client
+     queries than this are in flight, queries (24). A copy pays while the
+     client waits on few answers (over a slow resolver it carried 10x the
+     data); with many in flight its answers come on top of a full stream
+     and overflow the client's socket (the real MasterDnsVPN client lost
+     hundreds a second so and stalled for seconds). */
+  uint32_t copy_max_inflight;
   /* extra_budget: copies and hedges together are at most this x the
      first sends of the last extra_window, ratio (2.5: MasterDNS's
      duplicate 3 fits). */

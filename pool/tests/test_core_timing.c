@@ -258,6 +258,40 @@ static void test_core_timing_copies_adapt(void **state) {
   h_free(&h);
 }
 
+/* Copies go only while few client queries are in flight
+   (copy_max_inflight): over a 20 ms tunnel server whose copies carry
+   data, 500 queries/s (10 in flight) get copies, 5000 (100 in flight)
+   none, and back at 500 they have them again. A copy's answer comes on
+   top of what the client asked for: the real MasterDnsVPN client with
+   many in flight lost hundreds of them a second at its socket. */
+/* copies_per_query runs |qps| queries/s for |duration| after a settling
+   fifth of a second and returns the copies per query in that time. */
+static double copies_per_query(harness *h, double qps, rp_duration duration) {
+  uint64_t before, q0;
+  double share;
+
+  h_run(h, 200 * MS, qps);
+  before = h_pstats(h).copies;
+  q0 = h->qn;
+  h_run(h, duration, qps);
+  share = (double)(h_pstats(h).copies - before) / (double)(h->qn - q0);
+  print_message("%.0f q/s: %.3f copies per query\n", qps, share);
+  return share;
+}
+
+static void test_core_timing_copies_inflight(void **state) {
+  harness h;
+
+  (void)state;
+  start(&h, 2, 52);
+  h_add(&h, &(h_fake){.delay = 20 * MS, .varied = 1});
+  h_run(&h, 2 * S, 500);
+  assert_true(copies_per_query(&h, 500, 2 * S) > 0.5);
+  assert_true(copies_per_query(&h, 5000, 2 * S) == 0.0);
+  assert_true(copies_per_query(&h, 500, 2 * S) > 0.5);
+  h_free(&h);
+}
+
 /* Over plain resolvers (every copy's answer repeats the first) copies
    fall to the probes within a few seconds, whatever duplicate says: the
    dnsperf run of the copies issue sent 210 970 copies for 246 293
@@ -465,6 +499,7 @@ int main(void) {
       cmocka_unit_test(test_core_timing_copies_spread),
       cmocka_unit_test(test_core_timing_copies_adapt),
       cmocka_unit_test(test_core_timing_copies_plain),
+      cmocka_unit_test(test_core_timing_copies_inflight),
       cmocka_unit_test(test_core_timing_extra_budget),
       cmocka_unit_test(test_core_timing_down_and_back),
       cmocka_unit_test(test_core_timing_revival_full_share),
