@@ -21,6 +21,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* CLI_MAX_WANT is the largest --want, as discovery.want in a config. */
+#define CLI_MAX_WANT 1000000u
+
 static void cli_usage(FILE *f) {
   fprintf(f,
           "Usage: respool [OPTION]...\n"
@@ -56,6 +59,11 @@ static void cli_usage(FILE *f) {
           "      --pretest NAME      domain of the start-up check (default "
           "example.com;\n"
           "                          \"\" adds every resolver unchecked)\n"
+          "      --want N            working resolvers to keep: checking "
+          "pauses once\n"
+          "                          N passed (default 10; every listed one "
+          "is\n"
+          "                          checked at once until then)\n"
           "      --tls-ca FILE       also trust the CA certificates (PEM) in "
           "FILE for\n"
           "                          DoT and DoH (the system store is always "
@@ -147,7 +155,8 @@ int main(int argc, char **argv) {
     OPT_TLS_NAME,
     OPT_RESOLVER_LIST,
     OPT_SET,
-    OPT_LIST_SETTINGS
+    OPT_LIST_SETTINGS,
+    OPT_WANT
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -163,6 +172,7 @@ int main(int argc, char **argv) {
       {"resolver-list", required_argument, NULL, OPT_RESOLVER_LIST},
       {"set", required_argument, NULL, OPT_SET},
       {"list-settings", no_argument, NULL, OPT_LIST_SETTINGS},
+      {"want", required_argument, NULL, OPT_WANT},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -173,7 +183,7 @@ int main(int argc, char **argv) {
   char err[RP_CONFIG_ERRLEN], addr[64];
   const char *config_file = NULL, *listen = NULL, *kind = NULL, *stats = NULL,
              *scores = NULL, *pretest = NULL, *tls_ca = NULL, *tls_name = NULL,
-             *resolver_list = NULL;
+             *resolver_list = NULL, *want = NULL;
   const char **resolvers = NULL, **sets = NULL;
   size_t nresolvers = 0, nsets = 0, i;
   int opt, rv, list_settings = 0;
@@ -230,6 +240,9 @@ int main(int argc, char **argv) {
       break;
     case OPT_LIST_SETTINGS:
       list_settings = 1;
+      break;
+    case OPT_WANT:
+      want = optarg;
       break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
@@ -310,6 +323,18 @@ int main(int argc, char **argv) {
     free(cfg.scores_file);
     cfg.scores_file = strdup(scores);
     rv = cfg.scores_file ? 0 : RP_ERR_NOMEM;
+  }
+  if (rv == 0 && want) {
+    char *end;
+    unsigned long v = strtoul(want, &end, 10);
+    if (*end || want[0] == '-' || v < 1 || v > CLI_MAX_WANT) {
+      snprintf(err, sizeof(err),
+               "command line: --want: bad number (%s; 1 to %u)", want,
+               (unsigned)CLI_MAX_WANT);
+      rv = RP_ERR_INVALID_ARGUMENT;
+    } else {
+      cfg.discovery.want = (uint32_t)v;
+    }
   }
   if (rv == 0 && pretest) {
     free(cfg.pretest_domain);

@@ -47,7 +47,8 @@ extern "C" {
 typedef struct rp_net_pool rp_net_pool;
 
 /* RP_NET_CHECK_WANT is how many working resolvers the start-up check
-   aims for before it pauses (DESIGN.md section 5). */
+   aims for before it pauses when the config's discovery.want is 0
+   (DESIGN.md section 5). */
 #define RP_NET_CHECK_WANT 10
 
 /* rp_net_check_state is where a configured resolver stands. */

@@ -192,8 +192,14 @@ void rp_net_check_more(rp_net_pool *np, rp_tstamp now) {
     return;
   }
   np->in_check_more = 1;
+  /* Every listed candidate is checked at once (a dead one holds nothing
+     but its socket, and a live one answers in a round trip, so ten
+     thousand dead listed first keep a live one out for one round trip,
+     not for thousands of check timeouts); checking pauses once |want|
+     work. With the pretest off every candidate joins unchecked: the
+     pool's size is the user's list. */
   while (np->check_cursor < np->nups && np->nchecking < np->concurrency &&
-         net_working(np) + np->nchecking < np->want && !np->stopping) {
+         (!np->pretest_on || net_working(np) < np->want) && !np->stopping) {
     rp_net_upstream *up = &np->ups[np->order[np->check_cursor++]];
     if (up->check != RP_NET_CHECK_PENDING && up->check != RP_NET_CHECK_FAILED) {
       continue;

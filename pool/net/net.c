@@ -41,9 +41,11 @@
  * - Start-up check (DESIGN.md section 5): candidates ordered by saved
  *   score, each sent one plain query of pretest_domain (type A, or the
  *   embedder's check); a resolver that answers NOERROR or NXDOMAIN with
- *   the right ID is added to the core. Checks run while fewer than |want|
- *   resolvers work; every 15 s, when fewer work, the next candidates are
- *   checked (wrapping round to the failed ones).
+ *   the right ID is added to the core. Every candidate is checked at
+ *   once (up to RP_NET_CHECK_MAX_RUNNING) while fewer than |want|
+ *   (discovery.want) resolvers work; every 15 s, when fewer work, the
+ *   next candidates are checked (wrapping round to the failed ones).
+ *   With the pretest off every candidate joins unchecked.
  */
 /* sendmmsg(2) and struct mmsghdr are GNU extensions. */
 #define _GNU_SOURCE
@@ -495,13 +497,12 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   np->rx_now = RP_TSTAMP_UNSET;
   np->rand_pos = RP_NET_RAND_LEN;
   np->kind = cfg->has_kind ? cfg->kind : options->kind;
-  np->want = RP_NET_CHECK_WANT;
+  np->want = cfg->discovery.want ? cfg->discovery.want : RP_NET_CHECK_WANT;
   np->check_timeout =
       options->check_timeout ? options->check_timeout : RP_NET_CHECK_TIMEOUT;
   np->recheck_interval = options->recheck_interval ? options->recheck_interval
                                                    : RP_NET_RECHECK_INTERVAL;
-  np->concurrency = cfg->discovery.concurrency ? cfg->discovery.concurrency
-                                               : RP_NET_CHECK_WANT;
+  np->concurrency = RP_NET_CHECK_MAX_RUNNING;
   rp_scores_init(&np->scores, mem);
   if (options->settings) {
     np->settings = *options->settings;

@@ -72,6 +72,9 @@
 #define RP_NET_ERRQ_LEN 1024u
 /* RP_NET_CHECK_TICK_MS is how often running checks are timed out. */
 #define RP_NET_CHECK_TICK_MS 100u
+/* RP_NET_CHECK_MAX_RUNNING bounds the start-up checks in flight (each
+   holds one socket until it ends). */
+#define RP_NET_CHECK_MAX_RUNNING 16384u
 /* RP_NET_CHECK_TIMEOUT is how long a start-up check waits. */
 #define RP_NET_CHECK_TIMEOUT (2 * RP_SECONDS)
 /* RP_NET_RECHECK_INTERVAL: when fewer than want resolvers work, the

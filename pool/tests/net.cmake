@@ -32,6 +32,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/behaviour_limited.sh)
     rp_add_script_test(integration net_behaviour_dead
       ${_rp_net_scripts}/behaviour_dead.sh)
+    rp_add_script_test(integration net_dead_first
+      ${_rp_net_scripts}/dead_first.sh)
     # DoT and DoH against Debian's dnsdist, discovery over 58 000
     # candidates (issue 5).
     rp_add_script_test(integration net_tls_dot_doh
