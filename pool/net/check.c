@@ -198,7 +198,8 @@ void rp_net_check_more(rp_net_pool *np, rp_tstamp now) {
      not for thousands of check timeouts); checking pauses once |want|
      work. With the pretest off every candidate joins unchecked: the
      pool's size is the user's list. */
-  while (np->check_cursor < np->nups && np->nchecking < np->concurrency &&
+  while (np->check_cursor < np->nups &&
+         np->nchecking < RP_NET_CHECK_MAX_RUNNING &&
          (!np->pretest_on || net_working(np) < np->want) && !np->stopping) {
     rp_net_upstream *up = &np->ups[np->order[np->check_cursor++]];
     if (up->check != RP_NET_CHECK_PENDING && up->check != RP_NET_CHECK_FAILED) {

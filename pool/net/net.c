@@ -502,7 +502,6 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
       options->check_timeout ? options->check_timeout : RP_NET_CHECK_TIMEOUT;
   np->recheck_interval = options->recheck_interval ? options->recheck_interval
                                                    : RP_NET_RECHECK_INTERVAL;
-  np->concurrency = RP_NET_CHECK_MAX_RUNNING;
   rp_scores_init(&np->scores, mem);
   if (options->settings) {
     np->settings = *options->settings;

@@ -361,7 +361,6 @@ struct rp_net_pool {
   int pretest_on;
   rp_dns_name pretest_name;
   uint32_t want;
-  uint32_t concurrency;
   /* rxbuf is the shared datagram receive buffer. */
   uint8_t *rxbuf;
   /* Send slots and their free list. */
