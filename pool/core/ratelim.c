@@ -39,6 +39,7 @@ void rp_ratelim_init(rp_ratelim *rl) {
   rl->last_growth = 0;
   rl->exp_at = RP_TSTAMP_UNSET;
   rl->lifted_at = RP_TSTAMP_UNSET;
+  rl->lifted_cap = 0.0;
   rl->random_until = RP_TSTAMP_UNSET;
   rl->last_drop = RP_TSTAMP_UNSET;
 }
@@ -174,6 +175,7 @@ int rp_ratelim_update(rp_ratelim *rl, const rp_settings *set, rp_tstamp now) {
   if (!ratelim_recent(rl->last_held_back, set->cap_lift_after, now) &&
       !ratelim_recent(rl->last_trouble, set->cap_lift_after, now) &&
       !ratelim_recent(rl->capped_at, set->cap_lift_after, now)) {
+    rl->lifted_cap = rl->cap;
     rl->cap = 0.0;
     rl->tokens = 0.0;
     rl->lifted_at = now;
@@ -333,7 +335,7 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
                           rp_tstamp sent_at, rp_tstamp now) {
   int changed = 0;
   int quiet;
-  double rate, cap;
+  double rate, cap, from;
 
   if (ratelim_may_lower(rl, sent_at, now)) {
     quiet = !ratelim_recent(rl->last_trouble, set->quiet_spell, now);
@@ -343,8 +345,11 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
       rate = rp_ratelim_rate(rl, set, now);
     }
     cap = set->cap_refusal_factor * rate;
-    if (quiet && rl->cap > 0.0 && cap < rl->cap * (1.0 - set->quiet_max_step)) {
-      cap = rl->cap * (1.0 - set->quiet_max_step);
+    /* After a quiet spell the step is bounded, from the cap in force or
+       from the one lifted for idleness. */
+    from = rl->cap > 0.0 ? rl->cap : rl->lifted_cap;
+    if (quiet && from > 0.0 && cap < from * (1.0 - set->quiet_max_step)) {
+      cap = from * (1.0 - set->quiet_max_step);
     }
     ratelim_set_cap(rl, set, cap, now);
     changed = 1;

@@ -55,7 +55,10 @@
  *   last second and had no trouble for trouble_recent. Two whole seconds
  *   of answers above the cap raise it at once to the lower of the two.
  *   A cap that held nothing back, with no trouble, for cap_lift_after is
- *   lifted (the resolver is unlimited again).
+ *   lifted (the resolver is unlimited again). The lifted cap is kept: a
+ *   refusal after a quiet spell cuts at most quiet_max_step from it, as
+ *   from a cap in force (an idle client's answer rate says nothing of
+ *   the resolver's limit).
  * - Left out: no smoothing of refusal bursts beyond the grace; no
  *   per-resolver configured rate (the caps are learned only).
  */
@@ -143,8 +146,10 @@ typedef struct rp_ratelim {
   rp_tstamp overflow_until;
   /* last_past_cap is the last send past the cap. */
   rp_tstamp last_past_cap;
-  /* lifted_at is when the cap was last lifted (UNSET: never). */
+  /* lifted_at is when the cap was last lifted (UNSET: never);
+     lifted_cap is the cap it had then (0: never lifted). */
   rp_tstamp lifted_at;
+  double lifted_cap;
   /* last_growth is when growth was last applied. */
   rp_tstamp last_growth;
   /* buckets counts answers per RP_RATELIM_BUCKET; the newest bucket is

@@ -429,6 +429,37 @@ static void test_core_ratelim_lift(void **state) {
   assert_int_equal(rp_ratelim_take(&rl), 1);
 }
 
+/* A cap lifted while the client was idle is remembered: a refusal after
+   the quiet spell cuts at most 30 % from it, not 1.2 x the idle answer
+   rate (a tunnel that finished its download polls at ~1 q/s; its next
+   burst is refused past the resolver's bucket depth, and a cap of 1 q/s
+   then failed its retransmissions for 90 s, seen on loopback). */
+static void test_core_ratelim_lifted_remembered(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  double cap;
+
+  (void)state;
+  rp_ratelim_init(&rl);
+  answer_at_rate(&rl, &now, 30, 4 * S);
+  rp_ratelim_on_refusal(&rl, &set, now, now);
+  cap = rl.cap;
+  assert_true(cap > 30.0);
+  /* Idle: one answer a second, nothing held back, no trouble: lifted. */
+  answer_at_rate(&rl, &now, 1, 6 * S);
+  rp_ratelim_update(&rl, &set, now);
+  assert_true(rl.cap == 0.0);
+  answer_at_rate(&rl, &now, 1, 4 * S);
+  assert_true(rp_ratelim_rate(&rl, &set, now) < 2.0);
+  assert_int_equal(rp_ratelim_on_refusal(&rl, &set, now, now), 1);
+  assert_true(rl.cap >= 0.7 * cap - 0.01);
+  assert_true(rl.cap < cap);
+  /* Not after a quiet spell: the rate rule again (at most the step). */
+  now += 1500 * MS;
+  assert_int_equal(rp_ratelim_on_refusal(&rl, &set, now, now), 1);
+  assert_true(rl.cap < 0.7 * cap);
+}
+
 /* Two whole seconds of answers above the cap raise it at once. */
 static void test_core_ratelim_two_second_raise(void **state) {
   rp_ratelim rl;
@@ -488,6 +519,7 @@ int main(void) {
       cmocka_unit_test(test_core_ratelim_quiet_step),
       cmocka_unit_test(test_core_ratelim_growth),
       cmocka_unit_test(test_core_ratelim_lift),
+      cmocka_unit_test(test_core_ratelim_lifted_remembered),
       cmocka_unit_test(test_core_ratelim_two_second_raise),
       cmocka_unit_test(test_core_ratelim_bucket),
   };
