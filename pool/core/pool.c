@@ -969,6 +969,8 @@ static void pool_query_finish(rp_pool *pool, rp_query *q, rp_tstamp now) {
   }
 }
 
+static int pool_send_copies(rp_pool *pool, rp_query *q, rp_tstamp now);
+
 /* pool_copy_at returns when |q|'s copies go: a quarter of a round trip
    of its first resolver after the first send. */
 static rp_tstamp pool_copy_at(rp_pool *pool, const rp_res *r, rp_tstamp now) {
@@ -1022,6 +1024,14 @@ static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
     if (rv == 1) {
       if (kind == RP_TRY_FIRST && q->copies > 0) {
         q->copy_at = pool_copy_at(pool, r, now);
+        /* Copies due at once (copy_delay_rtt 0) go now, not at the
+           runtime's next timer (a millisecond: after a fast answer). */
+        if (q->copy_at <= now) {
+          rv = pool_send_copies(pool, q, now);
+          if (rv < 0) {
+            return rv;
+          }
+        }
       }
       if (kind == RP_TRY_RESEND) {
         ++pool->stats.resends;
@@ -1106,6 +1116,13 @@ static int pool_drain(rp_pool *pool, rp_tstamp now) {
     }
     if (rv == 1 && q->ntries == 1 && q->copies > 0) {
       q->copy_at = pool_copy_at(pool, pool->res[slot], now);
+      if (q->copy_at <= now) {
+        rv = pool_send_copies(pool, q, now);
+        if (rv < 0) {
+          return rv;
+        }
+        rv = 1;
+      }
     }
     if (rv == 0) {
       rv = pool_query_fail(pool, q);
