@@ -209,7 +209,7 @@ typedef struct rp_res {
   /* stale counts open tries marked stale (rp_try.stale). */
   uint32_t stale;
   /* prob_counted is 1 while |r| counts in pool->nprob_up; prob_failed
-     is 1 once a try of it was lost or failed in probation. */
+     is 1 once a try of it was lost, failed or refused in probation. */
   int prob_counted;
   int prob_failed;
   /* stale_used counts tries marked stale in this probation. */
@@ -256,9 +256,10 @@ struct rp_pool {
   size_t res_hint;
   size_t nres;
   size_t nup;
-  /* nprob_up counts up resolvers still in probation that lost nothing
-     yet: while one is, a query that finds no capacity is held, never
-     failed at once. */
+  /* nprob_up counts up resolvers still in probation that lost and
+     refused nothing yet: while one is, a query that finds no capacity is
+     held, never failed at once, and its wait is renewed (token_wait at a
+     time, up to its deadline): that resolver will soon take it. */
   size_t nprob_up;
 
   /* The query table: max_inflight slots. */

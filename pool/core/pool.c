@@ -1198,10 +1198,18 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
   }
   if (q->wait_until != RP_TSTAMP_UNSET && now >= q->wait_until) {
     q->wait_until = RP_TSTAMP_UNSET;
-    rp_pq_remove(&pool->waits, &q->e_wait);
-    rv = pool_query_fail(pool, q);
-    if (rv < 0) {
-      return rv;
+    if (pool->nprob_up > 0) {
+      /* A resolver in probation that lost nothing will soon take it (a
+         slow one's first replies come after a round trip): wait one more
+         token_wait, up to the deadline, instead of failing. */
+      q->wait_until =
+          pool_min(rp_tstamp_add(now, pool->set.token_wait), q->deadline_at);
+    } else {
+      rp_pq_remove(&pool->waits, &q->e_wait);
+      rv = pool_query_fail(pool, q);
+      if (rv < 0) {
+        return rv;
+      }
     }
   }
   if (!q->answered && q->copy_at != RP_TSTAMP_UNSET && now >= q->copy_at) {
@@ -1742,6 +1750,11 @@ static int pool_on_refusal(rp_pool *pool, rp_query *q, rp_try *t, rp_res *r,
              "ev=cap srv=%u why=refusal cap_qps=%.1f", r->slot, r->rl.cap);
   }
   pool_res_reply(pool, r, sent, pool->set.score_refusal, now);
+  if (r->probation && !r->prob_failed) {
+    /* A refuser will not soon take the queries that wait for it. */
+    r->prob_failed = 1;
+    pool_prob_sync(pool, r);
+  }
   rp_select_refresh(pool, r, now);
   if (!q->answered && q->wait_until == RP_TSTAMP_UNSET) {
     return pool_query_place(pool, q, RP_TRY_RESEND, now);
