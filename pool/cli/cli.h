@@ -1,12 +1,14 @@
 /*
  * cli.h: what the respool command's files share (not installed): the
  * exit codes and the running command's state (main.c), the stats output
- * (stats.c) and the discover subcommand (discover.c).
+ * (stats.c), the checks before start and the start-up summary
+ * (preflight.c) and the discover subcommand (discover.c).
  */
 #ifndef RP_CLI_H
 #define RP_CLI_H
 
 #include "respool_net.h"
+#include "config.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +29,14 @@ typedef struct cli {
   rp_duration stats_interval;
   int print_table;
   const char *stats_json;
+  /* json_failing is 1 while writing stats_json fails (reported once
+     when it starts and once when it ends). */
+  int json_failing;
+  /* summary_timer prints the start-up summary once the checks settled;
+     want is how many passed checks are enough (discovery.want). */
+  uv_timer_t summary_timer;
+  int summary_on;
+  uint32_t want;
   rp_log_level log_level;
   int exit_code;
   int stopping;
@@ -50,6 +60,23 @@ void cli_write_json(cli *c, rp_tstamp now);
 
 /* cli_stats_cb is the stats timer's tick (stats.c). */
 void cli_stats_cb(uv_timer_t *t);
+
+/* cli_check_writable checks at start that |path| can be written (or
+   created, with a temporary beside it); on failure |err| names |what|
+   (where the path was given: "command line: --scores"), the path and the
+   reason, and -1 is returned (preflight.c). */
+int cli_check_writable(const char *path, const char *what, char *err,
+                       size_t errlen);
+
+/* cli_merge_duplicates drops resolvers listed twice from |cfg| with a
+   note on stderr; returns 0 or RP_ERR_NOMEM (preflight.c). */
+int cli_merge_duplicates(rp_config *cfg);
+
+/* cli_summary_start prints the start-up line (|addr|, the resolvers, the
+   check) and, when |checked|, starts the timer that prints the check's
+   outcome once it settled (preflight.c). */
+void cli_summary_start(cli *c, const char *addr, int checked,
+                       const char *check_name);
 
 /* cli_discover runs "respool discover" with the arguments after
    "discover"; returns the exit code (discover.c). */

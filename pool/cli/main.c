@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,10 @@ static void cli_usage(FILE *f) {
           "FILE\n"
           "  -l, --listen ADDR:PORT  listen address (default 127.0.0.1:0, a "
           "free port)\n"
+          "      --allow-remote      allow a listen address that is not "
+          "loopback\n"
+          "                          (anyone who reaches it may use the "
+          "pool)\n"
           "  -k, --kind KIND         dnstt, masterdns or generic (default "
           "generic)\n"
           "  -s, --stats INTERVAL    print a per-resolver table on stderr "
@@ -125,6 +130,9 @@ static void cli_stop(cli *c) {
   if (c->stats_on) {
     uv_close((uv_handle_t *)&c->stats_timer, NULL);
   }
+  if (c->summary_on) {
+    uv_close((uv_handle_t *)&c->summary_timer, NULL);
+  }
   if (rp_net_pool_stop(c->np, cli_pool_closed, c) != 0) {
     c->exit_code = CLI_EXIT_RUNTIME;
   }
@@ -156,7 +164,8 @@ int main(int argc, char **argv) {
     OPT_RESOLVER_LIST,
     OPT_SET,
     OPT_LIST_SETTINGS,
-    OPT_WANT
+    OPT_WANT,
+    OPT_ALLOW_REMOTE
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -173,6 +182,7 @@ int main(int argc, char **argv) {
       {"set", required_argument, NULL, OPT_SET},
       {"list-settings", no_argument, NULL, OPT_LIST_SETTINGS},
       {"want", required_argument, NULL, OPT_WANT},
+      {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -186,7 +196,8 @@ int main(int argc, char **argv) {
              *resolver_list = NULL, *want = NULL;
   const char **resolvers = NULL, **sets = NULL;
   size_t nresolvers = 0, nsets = 0, i;
-  int opt, rv, list_settings = 0;
+  int opt, rv, list_settings = 0, allow_remote = 0, remote, checked;
+  char check_name[256];
 
   if (argc > 1 && strcmp(argv[1], "discover") == 0) {
     return cli_discover(argc - 1, argv + 1);
@@ -243,6 +254,9 @@ int main(int argc, char **argv) {
       break;
     case OPT_WANT:
       want = optarg;
+      break;
+    case OPT_ALLOW_REMOTE:
+      allow_remote = 1;
       break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
@@ -389,6 +403,37 @@ int main(int argc, char **argv) {
     snprintf(err, sizeof(err), "no resolvers: give -r URL or --config FILE");
     rv = RP_ERR_CONFIG;
   }
+  if (rv == 0) {
+    rv = cli_merge_duplicates(&cfg);
+  }
+  if (rv == 0 && !allow_remote && !rp_config_listen_is_loopback(&cfg)) {
+    char host[64] = "?";
+
+    getnameinfo((const struct sockaddr *)&cfg.listen, sizeof(cfg.listen), host,
+                sizeof(host), NULL, 0, NI_NUMERICHOST);
+    snprintf(err, sizeof(err),
+             "%s: listen address %s is not a loopback address: anyone who "
+             "reaches it could use the pool as an open resolver; add "
+             "--allow-remote to listen there anyway",
+             listen ? "command line: --listen" : config_file,
+             listen ? listen : host);
+    rv = RP_ERR_CONFIG;
+  }
+  if (rv == 0 && c.stats_json &&
+      cli_check_writable(c.stats_json, "command line: --stats-json", err,
+                         sizeof(err)) != 0) {
+    rv = RP_ERR_CONFIG;
+  }
+  if (rv == 0 && cfg.scores_file) {
+    char what[512];
+
+    snprintf(what, sizeof(what), "%s: %s",
+             scores ? "command line" : config_file,
+             scores ? "--scores" : "scores_file");
+    if (cli_check_writable(cfg.scores_file, what, err, sizeof(err)) != 0) {
+      rv = RP_ERR_CONFIG;
+    }
+  }
   if (rv != 0) {
     fprintf(stderr, "respool: %s\n",
             rv == RP_ERR_NOMEM ? "out of memory" : err);
@@ -406,6 +451,11 @@ int main(int argc, char **argv) {
   opts.log = cli_log;
   opts.log_level = c.log_level;
   opts.user_data = &c;
+  c.want = cfg.discovery.want;
+  remote = !rp_config_listen_is_loopback(&cfg);
+  checked = !(cfg.pretest_domain && cfg.pretest_domain[0] == '\0');
+  snprintf(check_name, sizeof(check_name), "%s",
+           cfg.pretest_domain ? cfg.pretest_domain : "example.com");
   rv = rp_net_pool_start(&c.np, c.loop, &opts, err, sizeof(err));
   rp_config_free(&cfg);
   if (rv != 0) {
@@ -419,6 +469,13 @@ int main(int argc, char **argv) {
   rp_net_pool_format_address(c.np, addr, sizeof(addr));
   printf("%s\n", addr);
   fflush(stdout);
+  cli_summary_start(&c, addr, checked, check_name);
+  if (remote) {
+    fprintf(stderr,
+            "respool: warning: --allow-remote: whoever reaches %s may use "
+            "the pool\n",
+            addr);
+  }
 
   uv_signal_init(c.loop, &c.sigint);
   uv_signal_init(c.loop, &c.sigterm);

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,7 @@ void cli_write_json(cli *c, rp_tstamp now) {
   rp_net_counters nc;
   char tmp[4096], *text;
   FILE *f;
+  int written = 0;
   if (!root) {
     return;
   }
@@ -179,14 +181,24 @@ void cli_write_json(cli *c, rp_tstamp now) {
     return;
   }
   snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_json);
+  errno = 0;
   f = fopen(tmp, "w");
   if (f) {
     int ok = fputs(text, f) != EOF && fputc('\n', f) != EOF;
-    if (fclose(f) == 0 && ok) {
-      rename(tmp, c->stats_json);
-    }
+    ok = fclose(f) == 0 && ok;
+    written = ok && rename(tmp, c->stats_json) == 0;
   }
   cJSON_free(text);
+  /* Reported when it starts failing and when it works again, not at
+     every tick. */
+  if (!written && !c->json_failing) {
+    fprintf(stderr, "respool: warning: --stats-json: cannot write %s: %s\n",
+            c->stats_json, errno ? strerror(errno) : "write failed");
+  } else if (written && c->json_failing) {
+    fprintf(stderr, "respool: note: --stats-json: %s written again\n",
+            c->stats_json);
+  }
+  c->json_failing = !written;
 }
 
 void cli_stats_cb(uv_timer_t *t) {

@@ -302,6 +302,108 @@ int rp_config_add_resolver(rp_config *cfg, const char *spec, const char *source,
   return rv;
 }
 
+/* config_dup_entry is one resolver in the duplicate sort: the entry and
+   its place in the list. */
+typedef struct config_dup_entry {
+  const rp_config_resolver *res;
+  size_t idx;
+} config_dup_entry;
+
+/* config_cmp_target orders resolvers by what they reach, nothing else. */
+static int config_cmp_target(const rp_config_resolver *a,
+                             const rp_config_resolver *b) {
+  int c;
+
+  if (a->scheme != b->scheme) {
+    return a->scheme < b->scheme ? -1 : 1;
+  }
+  if ((c = strcmp(a->host, b->host)) != 0) {
+    return c;
+  }
+  if (a->port != b->port) {
+    return a->port < b->port ? -1 : 1;
+  }
+  if ((c = strcmp(a->path, b->path)) != 0) {
+    return c;
+  }
+  return strcmp(a->tls_name, b->tls_name);
+}
+
+/* config_cmp_dup sorts by target, then by place (the first one kept). */
+static int config_cmp_dup(const void *pa, const void *pb) {
+  const config_dup_entry *a = pa, *b = pb;
+  int c = config_cmp_target(a->res, b->res);
+
+  if (c != 0) {
+    return c;
+  }
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+size_t rp_config_merge_duplicates(rp_config *cfg, rp_config_dup_fn fn,
+                                  void *user_data) {
+  const rp_mem *mem = cfg->mem;
+  config_dup_entry *e;
+  unsigned char *drop;
+  size_t n = cfg->nresolvers, i, out, first, ndrop = 0;
+
+  if (n < 2) {
+    return 0;
+  }
+  e = mem->calloc(n, sizeof(*e), mem->user_data);
+  drop = mem->calloc(n, 1, mem->user_data);
+  if (!e || !drop) {
+    mem->free(e, mem->user_data);
+    mem->free(drop, mem->user_data);
+    return (size_t)-1;
+  }
+  for (i = 0; i < n; ++i) {
+    e[i].res = &cfg->resolvers[i];
+    e[i].idx = i;
+  }
+  qsort(e, n, sizeof(*e), config_cmp_dup);
+  /* In each run of equal targets the first (lowest place) is kept. */
+  for (i = 1, first = 0; i < n; ++i) {
+    if (config_cmp_target(e[first].res, e[i].res) != 0) {
+      first = i;
+      continue;
+    }
+    drop[e[i].idx] = 1;
+    ++ndrop;
+    if (fn) {
+      fn(e[i].res->text, e[first].res->text, user_data);
+    }
+  }
+  mem->free(e, mem->user_data);
+  for (i = 0, out = 0; i < n; ++i) {
+    if (!drop[i]) {
+      cfg->resolvers[out++] = cfg->resolvers[i];
+    }
+  }
+  cfg->nresolvers = out;
+  mem->free(drop, mem->user_data);
+  return ndrop;
+}
+
+int rp_config_listen_is_loopback(const rp_config *cfg) {
+  const struct sockaddr_storage *ss = &cfg->listen;
+
+  if (!cfg->has_listen) {
+    return 1;
+  }
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+    return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+  }
+  return 0;
+}
+
 static int config_duration(config_ctx *ctx, const cJSON *item,
                            const char *field, int allow_zero, rp_duration *pd) {
   if (cJSON_IsNumber(item)) {

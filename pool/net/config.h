@@ -185,6 +185,24 @@ int rp_config_load_file(rp_config *cfg, const char *path, char *err,
 int rp_config_parse_resolver(rp_config_resolver *res, const char *spec,
                              char *err, size_t errlen);
 
+/* rp_config_dup_fn is told of a resolver dropped as a duplicate: |dup|
+   as written, |kept| the earlier entry kept in its place. */
+typedef void (*rp_config_dup_fn)(const char *dup, const char *kept,
+                                 void *user_data);
+
+/* rp_config_merge_duplicates drops every resolver that names the same
+   transport, address (or host), port, DoH path and TLS name as an earlier
+   one ("8.8.8.8", "8.8.8.8:53" and "udp://8.8.8.8:53" are one resolver;
+   a second "auto" is dropped too), calling |fn| (may be NULL) for each;
+   the others keep their order. Returns how many were dropped, or
+   (size_t)-1 when out of memory (|cfg| unchanged). */
+size_t rp_config_merge_duplicates(rp_config *cfg, rp_config_dup_fn fn,
+                                  void *user_data);
+
+/* rp_config_listen_is_loopback returns 1 if |cfg| listens on a loopback
+   address (127.0.0.0/8 or ::1), as it does by default. */
+int rp_config_listen_is_loopback(const rp_config *cfg);
+
 /* rp_config_add_resolver parses |spec| and appends it to |cfg|. |source|
    and |field| name it in errors ("command line", "-r"). Returns 0,
    RP_ERR_CONFIG or RP_ERR_NOMEM. */

@@ -268,6 +268,71 @@ static void test_config_file(void **state) {
   rp_config_free(&cfg);
 }
 
+/* dup_seen records the duplicates' notes. */
+static void dup_seen(const char *dup, const char *kept, void *ud) {
+  char *log = ud;
+
+  strcat(log, dup);
+  strcat(log, "=");
+  strcat(log, kept);
+  strcat(log, ";");
+}
+
+/* The same resolver written three ways is one; another transport, port
+   or DoH path is another; the first of each is kept, in list order. */
+static void test_config_duplicates(void **state) {
+  static const char *const specs[] = {
+      "8.8.8.8",           "8.8.8.8:53",  "udp://8.8.8.8:53",
+      "tcp://8.8.8.8:53",  "9.9.9.9",     "8.8.8.8:5353",
+      "https://1.1.1.1/dns-query", "https://1.1.1.1/other",
+      "https://1.1.1.1:443/dns-query", "auto", "auto"};
+  static const char *const kept[] = {
+      "8.8.8.8", "tcp://8.8.8.8:53", "9.9.9.9", "8.8.8.8:5353",
+      "https://1.1.1.1/dns-query", "https://1.1.1.1/other", "auto"};
+  rp_config cfg;
+  char err[RP_CONFIG_ERRLEN], log[1024] = "";
+  size_t i;
+  (void)state;
+  rp_config_init(&cfg, &test_mem);
+  for (i = 0; i < sizeof(specs) / sizeof(specs[0]); ++i) {
+    assert_int_equal(rp_config_add_resolver(&cfg, specs[i], "command line",
+                                            "-r", err, sizeof(err)),
+                     0);
+  }
+  assert_int_equal(rp_config_merge_duplicates(&cfg, dup_seen, log), 4);
+  assert_int_equal(cfg.nresolvers, sizeof(kept) / sizeof(kept[0]));
+  for (i = 0; i < cfg.nresolvers; ++i) {
+    assert_string_equal(cfg.resolvers[i].text, kept[i]);
+  }
+  assert_non_null(strstr(log, "udp://8.8.8.8:53=8.8.8.8;"));
+  assert_non_null(strstr(log, "8.8.8.8:53=8.8.8.8;"));
+  assert_non_null(
+      strstr(log, "https://1.1.1.1:443/dns-query=https://1.1.1.1/dns-query;"));
+  assert_int_equal(rp_config_merge_duplicates(&cfg, NULL, NULL), 0);
+  rp_config_free(&cfg);
+}
+
+/* The default listen address and 127.x and ::1 are loopback; 0.0.0.0 and
+   a LAN address are not. */
+static void test_config_listen_loopback(void **state) {
+  rp_config cfg;
+  (void)state;
+  rp_config_init(&cfg, &test_mem);
+  assert_true(rp_config_listen_is_loopback(&cfg));
+  cfg.has_listen = 1;
+  assert_int_equal(rp_config_parse_listen("127.3.4.5:53", &cfg.listen), 0);
+  assert_true(rp_config_listen_is_loopback(&cfg));
+  assert_int_equal(rp_config_parse_listen("[::1]:53", &cfg.listen), 0);
+  assert_true(rp_config_listen_is_loopback(&cfg));
+  assert_int_equal(rp_config_parse_listen("0.0.0.0:53", &cfg.listen), 0);
+  assert_false(rp_config_listen_is_loopback(&cfg));
+  assert_int_equal(rp_config_parse_listen("192.168.1.2:53", &cfg.listen), 0);
+  assert_false(rp_config_listen_is_loopback(&cfg));
+  assert_int_equal(rp_config_parse_listen("[::]:53", &cfg.listen), 0);
+  assert_false(rp_config_listen_is_loopback(&cfg));
+  rp_config_free(&cfg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config_true),
@@ -277,6 +342,8 @@ int main(void) {
       cmocka_unit_test(test_config_durations),
       cmocka_unit_test(test_config_cli_resolver),
       cmocka_unit_test(test_config_file),
+      cmocka_unit_test(test_config_duplicates),
+      cmocka_unit_test(test_config_listen_loopback),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

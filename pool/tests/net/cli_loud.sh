@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Failures loud and early (the operator issue): each case asserts the
+# message and the exit code of the respool command.
+#   - a listen address that is not loopback is refused (exit 2) unless
+#     --allow-remote, which starts with a warning; the same from a config;
+#   - --stats-json and --scores paths that cannot be written are errors at
+#     start (exit 2), not a silent loss at the first write or at exit;
+#   - a stats file that becomes unwritable while running is reported once;
+#   - a resolver listed twice (8.8.8.8, 8.8.8.8:53, udp://8.8.8.8:53 are
+#     one) is used once, with a note;
+#   - at the default log level: a start-up line (address, resolvers,
+#     check) and the check's outcome, a warning when no resolver passed.
+. "$(dirname "$0")/lib.sh"
+need python3 "$RESPOOL_BIN" "$FAKERES_BIN"
+
+start_fakeres fr --answer -r name=a
+A=$(fakeres_udp fr 0)
+A_IP=${A%:*}
+A_PORT=${A##*:}
+
+# wait_grep FILE PATTERN: waits up to 5 s for PATTERN in FILE.
+wait_grep() {
+  local i
+  for i in $(seq 1 50); do
+    grep -q -- "$2" "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# expect_exit CODE NAME PATTERN ARGS...: runs respool, checks its exit
+# code and that its stderr holds PATTERN (grep -E).
+expect_exit() {
+  local want=$1 name=$2 pattern=$3 rc
+  shift 3
+  timeout 10 "$RESPOOL_BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+  rc=$?
+  [ "$rc" -eq "$want" ] ||
+    fail "$name: exit $rc, wants $want: $(cat "$WORK/$name.err")"
+  grep -Eq -- "$pattern" "$WORK/$name.err" ||
+    fail "$name: stderr lacks /$pattern/: $(cat "$WORK/$name.err")"
+  note "$name: exit $rc: $(grep -E -- "$pattern" "$WORK/$name.err" | head -1)"
+}
+
+expect_exit 2 remote "--listen: listen address 0\.0\.0\.0:0 is not a loopback address.*--allow-remote" \
+  -r "$A" -l 0.0.0.0:0
+echo '{"listen": "0.0.0.0:0", "resolvers": ["'"$A"'"]}' >"$WORK/remote.json"
+expect_exit 2 remote_config "remote\.json: listen address 0\.0\.0\.0 is not a loopback address" \
+  -c "$WORK/remote.json"
+expect_exit 2 stats_path "--stats-json: cannot write in $WORK/none: No such file" \
+  -r "$A" --stats-json "$WORK/none/stats.json"
+expect_exit 2 scores_path "--scores: cannot write in $WORK/none: No such file" \
+  -r "$A" --scores "$WORK/none/scores.json"
+echo '{"scores_file": "'"$WORK"'/none/s.json", "resolvers": ["'"$A"'"]}' >"$WORK/scores.json"
+expect_exit 2 scores_config "scores\.json: scores_file: cannot write in $WORK/none" -c "$WORK/scores.json"
+
+# --allow-remote: starts, and says so.
+start_respool allowed -r "$A" -l 0.0.0.0:0 --allow-remote
+grep -q "warning: --allow-remote: whoever reaches 0.0.0.0:" "$WORK/allowed.err" ||
+  fail "--allow-remote: no warning: $(cat "$WORK/allowed.err")"
+stop_respool allowed
+
+# Duplicates, the start-up line and the check's outcome; then the stats
+# file's folder removed while running: reported once.
+mkdir -p "$WORK/st"
+start_respool dup -r "$A" -r "udp://$A" -r "$A_IP:$A_PORT" --stats-json "$WORK/st/s.json" --stats 100ms
+wait_json "$WORK/st/s.json" 'j["pool"]["nup"] >= 1' 5 >/dev/null ||
+  fail "duplicates: the resolver did not join"
+n=$(json_get "$WORK/st/s.json" 'len(j["resolvers"])')
+[ "$n" = 1 ] || fail "duplicates: $n pool members, wants 1"
+[ "$(grep -c "is the same as $A: used once" "$WORK/dup.err")" = 2 ] ||
+  fail "duplicates: notes: $(cat "$WORK/dup.err")"
+grep -q "listening on 127.0.0.1:$RP_PORT (UDP and TCP), 1 resolver, start-up check: example.com" "$WORK/dup.err" ||
+  fail "no start-up line: $(cat "$WORK/dup.err")"
+wait_grep "$WORK/dup.err" "start-up check: 1 of 1 resolvers passed" ||
+  fail "no check summary: $(cat "$WORK/dup.err")"
+rm -rf "$WORK/st"
+sleep 0.5
+[ "$(grep -c "warning: --stats-json: cannot write $WORK/st/s.json" "$WORK/dup.err")" = 1 ] ||
+  fail "stats write failure not reported once: $(cat "$WORK/dup.err")"
+mkdir -p "$WORK/st"
+sleep 0.5
+grep -q "note: --stats-json: $WORK/st/s.json written again" "$WORK/dup.err" ||
+  fail "stats recovery not reported: $(cat "$WORK/dup.err")"
+stop_respool dup
+note "duplicates merged, start-up line, check outcome, stats write failure reported once"
+
+# No resolver passes: a warning at the default level.
+start_respool none -r 127.0.0.1:9
+wait_grep "$WORK/none.err" "warning: no resolver passed its start-up check" ||
+  fail "no warning when every check failed: $(cat "$WORK/none.err")"
+stop_respool none
+echo ok
