@@ -44,6 +44,9 @@ static void cli_usage(FILE *f) {
           "(discovery)\n"
           "  -c, --config FILE       read the smart_pool JSON object from "
           "FILE\n"
+          "      --resolvers-file FILE  add the resolvers of FILE, one URL "
+          "a line\n"
+          "                          ('#' comments; repeatable)\n"
           "  -l, --listen ADDR:PORT  listen address (default 127.0.0.1:0, a "
           "free port)\n"
           "      --allow-remote      allow a listen address that is not "
@@ -165,7 +168,8 @@ int main(int argc, char **argv) {
     OPT_SET,
     OPT_LIST_SETTINGS,
     OPT_WANT,
-    OPT_ALLOW_REMOTE
+    OPT_ALLOW_REMOTE,
+    OPT_RESOLVERS_FILE
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -183,6 +187,7 @@ int main(int argc, char **argv) {
       {"list-settings", no_argument, NULL, OPT_LIST_SETTINGS},
       {"want", required_argument, NULL, OPT_WANT},
       {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
+      {"resolvers-file", required_argument, NULL, OPT_RESOLVERS_FILE},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -194,8 +199,8 @@ int main(int argc, char **argv) {
   const char *config_file = NULL, *listen = NULL, *kind = NULL, *stats = NULL,
              *scores = NULL, *pretest = NULL, *tls_ca = NULL, *tls_name = NULL,
              *resolver_list = NULL, *want = NULL;
-  const char **resolvers = NULL, **sets = NULL;
-  size_t nresolvers = 0, nsets = 0, i;
+  const char **resolvers = NULL, **sets = NULL, **files = NULL;
+  size_t nresolvers = 0, nsets = 0, nfiles = 0, i;
   int opt, rv, list_settings = 0, allow_remote = 0, remote, checked;
   char check_name[256];
 
@@ -204,10 +209,12 @@ int main(int argc, char **argv) {
   }
   resolvers = calloc((size_t)argc + 1, sizeof(*resolvers));
   sets = calloc((size_t)argc + 1, sizeof(*sets));
-  if (!resolvers || !sets) {
+  files = calloc((size_t)argc + 1, sizeof(*files));
+  if (!resolvers || !sets || !files) {
     fprintf(stderr, "respool: out of memory\n");
     free(resolvers);
     free(sets);
+    free(files);
     return CLI_EXIT_RUNTIME;
   }
   while ((opt = getopt_long(argc, argv, "r:c:l:k:s:vhV", longopts, NULL)) !=
@@ -258,6 +265,9 @@ int main(int argc, char **argv) {
     case OPT_ALLOW_REMOTE:
       allow_remote = 1;
       break;
+    case OPT_RESOLVERS_FILE:
+      files[nfiles++] = optarg;
+      break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
         c.log_level = (rp_log_level)(c.log_level + 1);
@@ -267,16 +277,19 @@ int main(int argc, char **argv) {
       cli_usage(stdout);
       free(resolvers);
       free(sets);
+      free(files);
       return CLI_EXIT_OK;
     case 'V':
       printf("respool %s\n", RP_VERSION);
       free(resolvers);
       free(sets);
+      free(files);
       return CLI_EXIT_OK;
     default:
       cli_usage(stderr);
       free(resolvers);
       free(sets);
+      free(files);
       return CLI_EXIT_USAGE;
     }
   }
@@ -285,6 +298,7 @@ int main(int argc, char **argv) {
     cli_usage(stderr);
     free(resolvers);
     free(sets);
+    free(files);
     return CLI_EXIT_USAGE;
   }
 
@@ -293,6 +307,10 @@ int main(int argc, char **argv) {
   if (config_file) {
     rv = rp_config_load_file(&cfg, config_file, err, sizeof(err));
   }
+  for (i = 0; rv == 0 && i < nfiles; ++i) {
+    rv = rp_config_add_resolver_file(&cfg, files[i], err, sizeof(err));
+  }
+  free(files);
   for (i = 0; rv == 0 && i < nresolvers; ++i) {
     rv = rp_config_add_resolver(&cfg, resolvers[i], "command line",
                                 "--resolver", err, sizeof(err));
@@ -400,7 +418,9 @@ int main(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   if (rv == 0 && cfg.nresolvers == 0) {
-    snprintf(err, sizeof(err), "no resolvers: give -r URL or --config FILE");
+    snprintf(err, sizeof(err),
+             "no resolvers: give -r URL, --resolvers-file FILE or --config "
+             "FILE");
     rv = RP_ERR_CONFIG;
   }
   if (rv == 0) {
@@ -437,7 +457,7 @@ int main(int argc, char **argv) {
   if (rv != 0) {
     fprintf(stderr, "respool: %s\n",
             rv == RP_ERR_NOMEM ? "out of memory" : err);
-    if (rv != RP_ERR_NOMEM && !config_file && nresolvers == 0) {
+    if (rv != RP_ERR_NOMEM && !config_file && nresolvers == 0 && nfiles == 0) {
       cli_usage(stderr);
     }
     rp_config_free(&cfg);

@@ -185,6 +185,13 @@ int rp_config_load_file(rp_config *cfg, const char *path, char *err,
 int rp_config_parse_resolver(rp_config_resolver *res, const char *spec,
                              char *err, size_t errlen);
 
+/* rp_config_add_resolver_file appends the resolvers of the list file
+   |path|: one URL a line, '#' starts a comment, blank lines skipped. An
+   error names the file and the line. Returns 0, RP_ERR_IO (cannot read),
+   RP_ERR_CONFIG or RP_ERR_NOMEM. */
+int rp_config_add_resolver_file(rp_config *cfg, const char *path, char *err,
+                                size_t errlen);
+
 /* rp_config_dup_fn is told of a resolver dropped as a duplicate: |dup|
    as written, |kept| the earlier entry kept in its place. */
 typedef void (*rp_config_dup_fn)(const char *dup, const char *kept,

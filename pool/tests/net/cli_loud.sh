@@ -9,7 +9,9 @@
 #   - a resolver listed twice (8.8.8.8, 8.8.8.8:53, udp://8.8.8.8:53 are
 #     one) is used once, with a note;
 #   - at the default log level: a start-up line (address, resolvers,
-#     check) and the check's outcome, a warning when no resolver passed.
+#     check) and the check's outcome, a warning when no resolver passed;
+#   - --resolvers-file: one URL a line with comments; a bad line is an
+#     error naming the file and the line, a missing file one naming it.
 . "$(dirname "$0")/lib.sh"
 need python3 "$RESPOOL_BIN" "$FAKERES_BIN"
 
@@ -84,6 +86,17 @@ grep -q "note: --stats-json: $WORK/st/s.json written again" "$WORK/dup.err" ||
   fail "stats recovery not reported: $(cat "$WORK/dup.err")"
 stop_respool dup
 note "duplicates merged, start-up line, check outcome, stats write failure reported once"
+
+# --resolvers-file: comments, blank lines, blanks around a URL.
+printf '# resolvers for the test\n\n  %s   # the live one\n\t127.0.0.1:9\n' "$A" >"$WORK/list.txt"
+start_respool listed --resolvers-file "$WORK/list.txt" --stats-json "$WORK/listed.json" --stats 100ms
+wait_json "$WORK/listed.json" 'len(j["resolvers"]) == 2 and j["pool"]["nup"] >= 1' 5 >/dev/null ||
+  fail "--resolvers-file: $(cat "$WORK/listed.err")"
+stop_respool listed
+printf '%s\n8.8.8.8:99999\n' "$A" >"$WORK/bad.txt"
+expect_exit 2 list_bad "bad\.txt: line 2: bad port \(8\.8\.8\.8:99999\)" --resolvers-file "$WORK/bad.txt"
+expect_exit 2 list_missing "nothere\.txt: cannot read: No such file" --resolvers-file "$WORK/nothere.txt"
+note "--resolvers-file: comments and blanks skipped; errors name file and line"
 
 # No resolver passes: a warning at the default level.
 start_respool none -r 127.0.0.1:9
