@@ -12,8 +12,11 @@
  */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <nghttp2/nghttp2.h>
+#include <openssl/crypto.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +27,19 @@
 
 /* CLI_MAX_WANT is the largest --want, as discovery.want in a config. */
 #define CLI_MAX_WANT 1000000u
+/* RP_GIT_COMMIT is the commit the build was configured at (CMake). */
+#ifndef RP_GIT_COMMIT
+#define RP_GIT_COMMIT "unknown"
+#endif
+
+/* cli_version prints the version, the commit and the libraries in use
+   (their run-time versions). */
+static void cli_version(void) {
+  printf("respool %s (commit %s)\nlibuv %s, %s, nghttp2 %s, cJSON %s\n",
+         RP_VERSION, RP_GIT_COMMIT, uv_version_string(),
+         OpenSSL_version(OPENSSL_VERSION), nghttp2_version(0)->version_str,
+         cJSON_Version());
+}
 
 static void cli_usage(FILE *f) {
   fprintf(f,
@@ -88,6 +104,10 @@ static void cli_usage(FILE *f) {
           "unit and\n"
           "                          the value for --kind)\n"
           "      --list-settings     print the tuning constants and exit\n"
+          "      --check-config      check the configuration and the options "
+          "(paths,\n"
+          "                          listen address, resolvers), say so and "
+          "exit\n"
           "  -v, --verbose           log more on stderr (twice for debug)\n"
           "  -h, --help              print this help and exit\n"
           "  -V, --version           print the version and exit\n"
@@ -169,7 +189,8 @@ int main(int argc, char **argv) {
     OPT_LIST_SETTINGS,
     OPT_WANT,
     OPT_ALLOW_REMOTE,
-    OPT_RESOLVERS_FILE
+    OPT_RESOLVERS_FILE,
+    OPT_CHECK_CONFIG
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -188,6 +209,7 @@ int main(int argc, char **argv) {
       {"want", required_argument, NULL, OPT_WANT},
       {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
       {"resolvers-file", required_argument, NULL, OPT_RESOLVERS_FILE},
+      {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -202,6 +224,7 @@ int main(int argc, char **argv) {
   const char **resolvers = NULL, **sets = NULL, **files = NULL;
   size_t nresolvers = 0, nsets = 0, nfiles = 0, i;
   int opt, rv, list_settings = 0, allow_remote = 0, remote, checked;
+  int check_config = 0;
   char check_name[256];
 
   if (argc > 1 && strcmp(argv[1], "discover") == 0) {
@@ -268,6 +291,9 @@ int main(int argc, char **argv) {
     case OPT_RESOLVERS_FILE:
       files[nfiles++] = optarg;
       break;
+    case OPT_CHECK_CONFIG:
+      check_config = 1;
+      break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
         c.log_level = (rp_log_level)(c.log_level + 1);
@@ -280,7 +306,7 @@ int main(int argc, char **argv) {
       free(files);
       return CLI_EXIT_OK;
     case 'V':
-      printf("respool %s\n", RP_VERSION);
+      cli_version();
       free(resolvers);
       free(sets);
       free(files);
@@ -464,6 +490,24 @@ int main(int argc, char **argv) {
     return rv == RP_ERR_NOMEM ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
   }
 
+  if (check_config) {
+    char host[64] = "127.0.0.1", serv[16] = "0";
+
+    if (cfg.has_listen) {
+      getnameinfo((const struct sockaddr *)&cfg.listen, sizeof(cfg.listen),
+                  host, sizeof(host), serv, sizeof(serv),
+                  NI_NUMERICHOST | NI_NUMERICSERV);
+    }
+    printf("configuration OK: %zu resolver%s, listen %s:%s, kind %s, "
+           "start-up check %s\n",
+           cfg.nresolvers, cfg.nresolvers == 1 ? "" : "s", host, serv,
+           rp_config_kind_str(cfg.has_kind ? cfg.kind : RP_KIND_GENERIC),
+           cfg.pretest_domain && cfg.pretest_domain[0] == '\0'
+               ? "off"
+               : (cfg.pretest_domain ? cfg.pretest_domain : "example.com"));
+    rp_config_free(&cfg);
+    return CLI_EXIT_OK;
+  }
   cli_raise_nofile();
   c.loop = uv_default_loop();
   opts.config = &cfg;

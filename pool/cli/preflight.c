@@ -63,13 +63,15 @@ static void preflight_dup_note(const char *dup, const char *kept, void *ud) {
 }
 
 int cli_merge_duplicates(rp_config *cfg) {
-  size_t n = 0, dropped = rp_config_merge_duplicates(cfg, preflight_dup_note, &n);
+  size_t n = 0,
+         dropped = rp_config_merge_duplicates(cfg, preflight_dup_note, &n);
 
   if (dropped == (size_t)-1) {
     return RP_ERR_NOMEM;
   }
   if (dropped > PREFLIGHT_DUP_NOTES) {
-    fprintf(stderr, "respool: note: %zu more resolvers listed twice, used once\n",
+    fprintf(stderr,
+            "respool: note: %zu more resolvers listed twice, used once\n",
             dropped - PREFLIGHT_DUP_NOTES);
   }
   return 0;
@@ -136,7 +138,8 @@ void cli_summary_start(cli *c, const char *addr, int checked,
                        const char *check_name) {
   size_t n = rp_net_pool_resolver_count(c->np);
 
-  fprintf(stderr, "respool: listening on %s (UDP and TCP), %zu resolver%s, %s%s\n",
+  fprintf(stderr,
+          "respool: listening on %s (UDP and TCP), %zu resolver%s, %s%s\n",
           addr, n, n == 1 ? "" : "s",
           checked ? "start-up check: " : "no start-up check (--pretest \"\")",
           checked ? check_name : "");

@@ -155,9 +155,11 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddNumberToObject(pool, "tcp_connects", (double)nc.tcp_connects);
     cJSON_AddNumberToObject(pool, "send_failures", (double)nc.send_failures);
     cJSON_AddNumberToObject(pool, "tcp_clients", (double)nc.tcp_clients);
-    cJSON_AddNumberToObject(pool, "tcp_idle_closed", (double)nc.tcp_idle_closed);
+    cJSON_AddNumberToObject(pool, "tcp_idle_closed",
+                            (double)nc.tcp_idle_closed);
     cJSON_AddNumberToObject(pool, "tcp_evicted", (double)nc.tcp_evicted);
-    cJSON_AddNumberToObject(pool, "tcp_slow_closed", (double)nc.tcp_slow_closed);
+    cJSON_AddNumberToObject(pool, "tcp_slow_closed",
+                            (double)nc.tcp_slow_closed);
     cJSON_AddNumberToObject(pool, "tcp_refused", (double)nc.tcp_refused);
     cJSON_AddNumberToObject(pool, "udp_segmented", (double)nc.udp_segmented);
     cJSON_AddNumberToObject(pool, "udp_segment_refused",

@@ -241,8 +241,8 @@ int rp_config_parse_listen(const char *text, struct sockaddr_storage *addr);
 
 /* rp_config_apply overwrites the fields of |settings| that |cfg| gives
    (load_balance, deadline, per_attempt, probe_interval, down_after,
-   duplicate, wait_for_token, then the tuning assignments in order). Call rp_settings_default for the kind
-   first. */
+   duplicate, wait_for_token, then the tuning assignments in order). Call
+   rp_settings_default for the kind first. */
 void rp_config_apply(const rp_config *cfg, rp_settings *settings);
 
 /* rp_config_kind_str returns "generic", "dnstt" or "masterdns". */

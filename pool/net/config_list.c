@@ -42,8 +42,8 @@ int rp_config_add_resolver_file(rp_config *cfg, const char *path, char *err,
     while (p < end && (*p == ' ' || *p == '\t')) {
       ++p;
     }
-    while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
-                       end[-1] == '\n' || end[-1] == '\r')) {
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' ||
+                       end[-1] == '\r')) {
       --end;
     }
     if (p == end) {
@@ -143,4 +143,3 @@ size_t rp_config_merge_duplicates(rp_config *cfg, rp_config_dup_fn fn,
   mem->free(drop, mem->user_data);
   return ndrop;
 }
-

@@ -281,14 +281,21 @@ static void dup_seen(const char *dup, const char *kept, void *ud) {
 /* The same resolver written three ways is one; another transport, port
    or DoH path is another; the first of each is kept, in list order. */
 static void test_config_duplicates(void **state) {
-  static const char *const specs[] = {
-      "8.8.8.8",           "8.8.8.8:53",  "udp://8.8.8.8:53",
-      "tcp://8.8.8.8:53",  "9.9.9.9",     "8.8.8.8:5353",
-      "https://1.1.1.1/dns-query", "https://1.1.1.1/other",
-      "https://1.1.1.1:443/dns-query", "auto", "auto"};
+  static const char *const specs[] = {"8.8.8.8",
+                                      "8.8.8.8:53",
+                                      "udp://8.8.8.8:53",
+                                      "tcp://8.8.8.8:53",
+                                      "9.9.9.9",
+                                      "8.8.8.8:5353",
+                                      "https://1.1.1.1/dns-query",
+                                      "https://1.1.1.1/other",
+                                      "https://1.1.1.1:443/dns-query",
+                                      "auto",
+                                      "auto"};
   static const char *const kept[] = {
-      "8.8.8.8", "tcp://8.8.8.8:53", "9.9.9.9", "8.8.8.8:5353",
-      "https://1.1.1.1/dns-query", "https://1.1.1.1/other", "auto"};
+      "8.8.8.8",      "tcp://8.8.8.8:53",          "9.9.9.9",
+      "8.8.8.8:5353", "https://1.1.1.1/dns-query", "https://1.1.1.1/other",
+      "auto"};
   rp_config cfg;
   char err[RP_CONFIG_ERRLEN], log[1024] = "";
   size_t i;

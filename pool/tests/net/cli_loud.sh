@@ -11,7 +11,10 @@
 #   - at the default log level: a start-up line (address, resolvers,
 #     check) and the check's outcome, a warning when no resolver passed;
 #   - --resolvers-file: one URL a line with comments; a bad line is an
-#     error naming the file and the line, a missing file one naming it.
+#     error naming the file and the line, a missing file one naming it;
+#   - --check-config: exit 0 with a summary on a good configuration, the
+#     same errors as a start on a bad one; --version names the commit and
+#     the libraries.
 . "$(dirname "$0")/lib.sh"
 need python3 "$RESPOOL_BIN" "$FAKERES_BIN"
 
@@ -97,6 +100,16 @@ printf '%s\n8.8.8.8:99999\n' "$A" >"$WORK/bad.txt"
 expect_exit 2 list_bad "bad\.txt: line 2: bad port \(8\.8\.8\.8:99999\)" --resolvers-file "$WORK/bad.txt"
 expect_exit 2 list_missing "nothere\.txt: cannot read: No such file" --resolvers-file "$WORK/nothere.txt"
 note "--resolvers-file: comments and blanks skipped; errors name file and line"
+
+# --check-config and --version.
+out=$("$RESPOOL_BIN" -r "$A" -r "udp://$A" --resolvers-file "$WORK/list.txt" --check-config 2>"$WORK/cc.err") ||
+  fail "--check-config on a good configuration: $(cat "$WORK/cc.err")"
+echo "$out" | grep -q "configuration OK: 2 resolvers, listen 127.0.0.1:0, kind generic, start-up check example.com" ||
+  fail "--check-config: $out"
+expect_exit 2 check_bad "--listen: listen address 0\.0\.0\.0:53 is not a loopback" \
+  -r "$A" -l 0.0.0.0:53 --check-config
+"$RESPOOL_BIN" --version | grep -Eq "^libuv [0-9.]+, OpenSSL 3" || fail "--version: $("$RESPOOL_BIN" --version)"
+note "--check-config: $out"
 
 # No resolver passes: a warning at the default level.
 start_respool none -r 127.0.0.1:9
