@@ -42,8 +42,27 @@ typedef struct cli {
   int stopping;
 } cli;
 
-/* cli_log prints a pool log line to standard error (main.c). */
+/* cli_log_format is the form of the event log's lines. */
+typedef enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JSON } cli_log_format;
+
+/* cli_log_open sends the event log to |path| (appended; NULL: stderr) in
+   |format|; the command's own lines above |level| are left out. Returns
+   0, or -1 with |err| naming the file and the reason (log.c). */
+int cli_log_open(const char *path, cli_log_format format, rp_log_level level,
+                 char *err, size_t errlen);
+
+/* cli_log_close closes a log file (log.c). */
+void cli_log_close(void);
+
+/* cli_log writes a pool log line (the pool filtered it) (log.c). */
 void cli_log(rp_log_level level, const char *line, void *user_data);
+
+/* cli_logf writes one of the command's own events at |level| (log.c). */
+void cli_logf(rp_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* cli_log_parse_level parses error, warn, info or debug (log.c). */
+int cli_log_parse_level(const char *text, rp_log_level *level);
 
 /* cli_raise_nofile lifts the open-file limit to its hard maximum
    (main.c). */

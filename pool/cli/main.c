@@ -109,6 +109,12 @@ static void cli_usage(FILE *f) {
           "                          listen address, resolvers), say so and "
           "exit\n"
           "  -v, --verbose           log more on stderr (twice for debug)\n"
+          "      --log-level LEVEL   error, warn (the pool's default), info "
+          "or debug\n"
+          "      --log-file FILE     append the event log to FILE instead of "
+          "stderr\n"
+          "      --log-format FMT    text (default) or json, one event a "
+          "line\n"
           "  -h, --help              print this help and exit\n"
           "  -V, --version           print the version and exit\n"
           "\n"
@@ -120,14 +126,6 @@ static void cli_usage(FILE *f) {
           "Exit status: 0 clean shutdown, 1 runtime failure, 2 usage or "
           "configuration\n"
           "error.\n");
-}
-
-void cli_log(rp_log_level level, const char *line, void *user_data) {
-  static const char *const names[] = {"error", "warn", "info", "debug"};
-  (void)user_data;
-  fprintf(stderr, "respool: %s %s\n",
-          (size_t)level < sizeof(names) / sizeof(names[0]) ? names[level] : "?",
-          line);
 }
 
 static void cli_pool_closed(rp_net_pool *np, void *user_data) {
@@ -190,7 +188,10 @@ int main(int argc, char **argv) {
     OPT_WANT,
     OPT_ALLOW_REMOTE,
     OPT_RESOLVERS_FILE,
-    OPT_CHECK_CONFIG
+    OPT_CHECK_CONFIG,
+    OPT_LOG_LEVEL,
+    OPT_LOG_FILE,
+    OPT_LOG_FORMAT
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -210,6 +211,9 @@ int main(int argc, char **argv) {
       {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
       {"resolvers-file", required_argument, NULL, OPT_RESOLVERS_FILE},
       {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
+      {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+      {"log-file", required_argument, NULL, OPT_LOG_FILE},
+      {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -224,7 +228,9 @@ int main(int argc, char **argv) {
   const char **resolvers = NULL, **sets = NULL, **files = NULL;
   size_t nresolvers = 0, nsets = 0, nfiles = 0, i;
   int opt, rv, list_settings = 0, allow_remote = 0, remote, checked;
-  int check_config = 0;
+  int check_config = 0, level_given = 0;
+  const char *log_file = NULL, *log_format = NULL;
+  cli_log_format format = CLI_LOG_TEXT;
   char check_name[256];
 
   if (argc > 1 && strcmp(argv[1], "discover") == 0) {
@@ -294,6 +300,25 @@ int main(int argc, char **argv) {
     case OPT_CHECK_CONFIG:
       check_config = 1;
       break;
+    case OPT_LOG_LEVEL:
+      if (cli_log_parse_level(optarg, &c.log_level) != 0) {
+        fprintf(stderr,
+                "respool: command line: --log-level: expected error, warn, "
+                "info or debug (%s)\n",
+                optarg);
+        free(resolvers);
+        free(sets);
+        free(files);
+        return CLI_EXIT_USAGE;
+      }
+      level_given = 1;
+      break;
+    case OPT_LOG_FILE:
+      log_file = optarg;
+      break;
+    case OPT_LOG_FORMAT:
+      log_format = optarg;
+      break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
         c.log_level = (rp_log_level)(c.log_level + 1);
@@ -322,6 +347,33 @@ int main(int argc, char **argv) {
   if (optind < argc) {
     fprintf(stderr, "respool: unexpected argument: %s\n", argv[optind]);
     cli_usage(stderr);
+    free(resolvers);
+    free(sets);
+    free(files);
+    return CLI_EXIT_USAGE;
+  }
+
+  if (log_format != NULL) {
+    if (strcmp(log_format, "json") == 0) {
+      format = CLI_LOG_JSON;
+    } else if (strcmp(log_format, "text") != 0) {
+      fprintf(stderr,
+              "respool: command line: --log-format: expected text or json "
+              "(%s)\n",
+              log_format);
+      free(resolvers);
+      free(sets);
+      free(files);
+      return CLI_EXIT_USAGE;
+    }
+  }
+  /* The command's own events (start-up, notes) show at info unless a
+     level was asked for; the pool's at warn unless -v. */
+  if (cli_log_open(log_file, format,
+                   level_given || c.log_level > RP_LOG_INFO ? c.log_level
+                                                            : RP_LOG_INFO,
+                   err, sizeof(err)) != 0) {
+    fprintf(stderr, "respool: %s\n", err);
     free(resolvers);
     free(sets);
     free(files);
@@ -441,6 +493,7 @@ int main(int argc, char **argv) {
       printf("  %-20s %-10s %s\n", f[i].name, value, f[i].help);
     }
     rp_config_free(&cfg);
+    cli_log_close();
     return CLI_EXIT_OK;
   }
   if (rv == 0 && cfg.nresolvers == 0) {
@@ -487,6 +540,7 @@ int main(int argc, char **argv) {
       cli_usage(stderr);
     }
     rp_config_free(&cfg);
+    cli_log_close();
     return rv == RP_ERR_NOMEM ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
   }
 
@@ -506,6 +560,7 @@ int main(int argc, char **argv) {
                ? "off"
                : (cfg.pretest_domain ? cfg.pretest_domain : "example.com"));
     rp_config_free(&cfg);
+    cli_log_close();
     return CLI_EXIT_OK;
   }
   cli_raise_nofile();
@@ -526,6 +581,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "respool: %s\n", err[0] ? err : rp_strerror(rv));
     uv_run(c.loop, UV_RUN_DEFAULT);
     uv_loop_close(c.loop);
+    cli_log_close();
     return rv == RP_ERR_CONFIG || rv == RP_ERR_INVALID_ARGUMENT
                ? CLI_EXIT_USAGE
                : CLI_EXIT_RUNTIME;
@@ -535,10 +591,8 @@ int main(int argc, char **argv) {
   fflush(stdout);
   cli_summary_start(&c, addr, checked, check_name);
   if (remote) {
-    fprintf(stderr,
-            "respool: warning: --allow-remote: whoever reaches %s may use "
-            "the pool\n",
-            addr);
+    cli_logf(RP_LOG_WARN, "--allow-remote: whoever reaches %s may use the pool",
+             addr);
   }
 
   uv_signal_init(c.loop, &c.sigint);
@@ -560,7 +614,8 @@ int main(int argc, char **argv) {
   }
   uv_run(c.loop, UV_RUN_DEFAULT);
   if (uv_loop_close(c.loop) != 0) {
-    fprintf(stderr, "respool: warning: handles left open at exit\n");
+    cli_logf(RP_LOG_WARN, "handles left open at exit");
   }
+  cli_log_close();
   return c.exit_code;
 }

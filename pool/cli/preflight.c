@@ -57,8 +57,8 @@ static void preflight_dup_note(const char *dup, const char *kept, void *ud) {
   size_t *n = ud;
 
   if (++*n <= PREFLIGHT_DUP_NOTES) {
-    fprintf(stderr, "respool: note: resolver %s is the same as %s: used once\n",
-            dup, kept);
+    cli_logf(RP_LOG_INFO, "resolver %s is the same as %s: used once", dup,
+             kept);
   }
 }
 
@@ -70,9 +70,8 @@ int cli_merge_duplicates(rp_config *cfg) {
     return RP_ERR_NOMEM;
   }
   if (dropped > PREFLIGHT_DUP_NOTES) {
-    fprintf(stderr,
-            "respool: note: %zu more resolvers listed twice, used once\n",
-            dropped - PREFLIGHT_DUP_NOTES);
+    cli_logf(RP_LOG_INFO, "%zu more resolvers listed twice, used once",
+             dropped - PREFLIGHT_DUP_NOTES);
   }
   return 0;
 }
@@ -111,26 +110,26 @@ static void preflight_summary_cb(uv_timer_t *t) {
     return;
   }
   uv_timer_stop(t);
-  fprintf(stderr, "respool: start-up check: %zu of %zu resolvers passed%s\n",
-          passed, passed + failed + pending,
-          pending > 0 ? " (enough: the rest wait)" : "");
+  cli_logf(RP_LOG_INFO, "start-up check: %zu of %zu resolvers passed%s", passed,
+           passed + failed + pending,
+           pending > 0 ? " (enough: the rest wait)" : "");
   for (i = 0; i < n && failed > 0 && named < PREFLIGHT_FAILED_NAMED; ++i) {
     if (rp_net_pool_get_resolver(c->np, i, &info, now) == 0 &&
         info.check == RP_NET_CHECK_FAILED) {
       ++named;
-      fprintf(stderr, "respool:   failed: %s%s%s\n", info.name,
-              info.last_error && info.last_error[0] ? ": " : " (no answer)",
-              info.last_error ? info.last_error : "");
+      cli_logf(RP_LOG_INFO, "start-up check: failed: %s%s%s", info.name,
+               info.last_error && info.last_error[0] ? ": " : " (no answer)",
+               info.last_error ? info.last_error : "");
     }
   }
   if (failed > named) {
-    fprintf(stderr, "respool:   and %zu more failed\n", failed - named);
+    cli_logf(RP_LOG_INFO, "start-up check: and %zu more failed",
+             failed - named);
   }
   if (passed == 0) {
-    fprintf(stderr,
-            "respool: warning: no resolver passed its start-up check: every "
-            "query is answered SERVFAIL until one does (failed ones are "
-            "checked again)\n");
+    cli_logf(RP_LOG_WARN,
+             "no resolver passed its start-up check: every query is answered "
+             "SERVFAIL until one does (failed ones are checked again)");
   }
 }
 
@@ -138,11 +137,10 @@ void cli_summary_start(cli *c, const char *addr, int checked,
                        const char *check_name) {
   size_t n = rp_net_pool_resolver_count(c->np);
 
-  fprintf(stderr,
-          "respool: listening on %s (UDP and TCP), %zu resolver%s, %s%s\n",
-          addr, n, n == 1 ? "" : "s",
-          checked ? "start-up check: " : "no start-up check (--pretest \"\")",
-          checked ? check_name : "");
+  cli_logf(RP_LOG_INFO, "listening on %s (UDP and TCP), %zu resolver%s, %s%s",
+           addr, n, n == 1 ? "" : "s",
+           checked ? "start-up check: " : "no start-up check (--pretest \"\")",
+           checked ? check_name : "");
   if (!checked) {
     return;
   }

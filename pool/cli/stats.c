@@ -194,11 +194,10 @@ void cli_write_json(cli *c, rp_tstamp now) {
   /* Reported when it starts failing and when it works again, not at
      every tick. */
   if (!written && !c->json_failing) {
-    fprintf(stderr, "respool: warning: --stats-json: cannot write %s: %s\n",
-            c->stats_json, errno ? strerror(errno) : "write failed");
+    cli_logf(RP_LOG_WARN, "--stats-json: cannot write %s: %s", c->stats_json,
+             errno ? strerror(errno) : "write failed");
   } else if (written && c->json_failing) {
-    fprintf(stderr, "respool: note: --stats-json: %s written again\n",
-            c->stats_json);
+    cli_logf(RP_LOG_INFO, "--stats-json: %s written again", c->stats_json);
   }
   c->json_failing = !written;
 }

@@ -14,7 +14,10 @@
 #     error naming the file and the line, a missing file one naming it;
 #   - --check-config: exit 0 with a summary on a good configuration, the
 #     same errors as a start on a bad one; --version names the commit and
-#     the libraries.
+#     the libraries;
+#   - the event log: RFC 3339 wall-clock times, --log-file, --log-format
+#     json (each line a JSON object; the pool's key=value words become
+#     members), --log-level; bad values named.
 . "$(dirname "$0")/lib.sh"
 need python3 "$RESPOOL_BIN" "$FAKERES_BIN"
 
@@ -61,7 +64,7 @@ expect_exit 2 scores_config "scores\.json: scores_file: cannot write in $WORK/no
 
 # --allow-remote: starts, and says so.
 start_respool allowed -r "$A" -l 0.0.0.0:0 --allow-remote
-grep -q "warning: --allow-remote: whoever reaches 0.0.0.0:" "$WORK/allowed.err" ||
+grep -q "warn --allow-remote: whoever reaches 0.0.0.0:" "$WORK/allowed.err" ||
   fail "--allow-remote: no warning: $(cat "$WORK/allowed.err")"
 stop_respool allowed
 
@@ -73,7 +76,7 @@ wait_json "$WORK/st/s.json" 'j["pool"]["nup"] >= 1' 5 >/dev/null ||
   fail "duplicates: the resolver did not join"
 n=$(json_get "$WORK/st/s.json" 'len(j["resolvers"])')
 [ "$n" = 1 ] || fail "duplicates: $n pool members, wants 1"
-[ "$(grep -c "is the same as $A: used once" "$WORK/dup.err")" = 2 ] ||
+[ "$(grep -c "info resolver .* is the same as $A: used once" "$WORK/dup.err")" = 2 ] ||
   fail "duplicates: notes: $(cat "$WORK/dup.err")"
 grep -q "listening on 127.0.0.1:$RP_PORT (UDP and TCP), 1 resolver, start-up check: example.com" "$WORK/dup.err" ||
   fail "no start-up line: $(cat "$WORK/dup.err")"
@@ -81,11 +84,11 @@ wait_grep "$WORK/dup.err" "start-up check: 1 of 1 resolvers passed" ||
   fail "no check summary: $(cat "$WORK/dup.err")"
 rm -rf "$WORK/st"
 sleep 0.5
-[ "$(grep -c "warning: --stats-json: cannot write $WORK/st/s.json" "$WORK/dup.err")" = 1 ] ||
+[ "$(grep -c "warn --stats-json: cannot write $WORK/st/s.json" "$WORK/dup.err")" = 1 ] ||
   fail "stats write failure not reported once: $(cat "$WORK/dup.err")"
 mkdir -p "$WORK/st"
 sleep 0.5
-grep -q "note: --stats-json: $WORK/st/s.json written again" "$WORK/dup.err" ||
+grep -q "info --stats-json: $WORK/st/s.json written again" "$WORK/dup.err" ||
   fail "stats recovery not reported: $(cat "$WORK/dup.err")"
 stop_respool dup
 note "duplicates merged, start-up line, check outcome, stats write failure reported once"
@@ -111,9 +114,32 @@ expect_exit 2 check_bad "--listen: listen address 0\.0\.0\.0:53 is not a loopbac
 "$RESPOOL_BIN" --version | grep -Eq "^libuv [0-9.]+, OpenSSL 3" || fail "--version: $("$RESPOOL_BIN" --version)"
 note "--check-config: $out"
 
+# The event log: a file, JSON lines, levels.
+start_respool logged -r 127.0.0.1:9 --log-file "$WORK/log.jsonl" --log-format json -v
+wait_grep "$WORK/log.jsonl" "no resolver passed" || fail "--log-file: $(cat "$WORK/log.jsonl")"
+stop_respool logged
+python3 - "$WORK/log.jsonl" <<'PY' || fail "--log-format json: $(cat "$WORK/log.jsonl")"
+import json, re, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", l["time"]) for l in lines), lines
+assert any(l.get("ev") == "check_failed" and l.get("res") == "127.0.0.1:9" for l in lines), lines
+assert any(l["level"] == "warn" and "no resolver passed" in l.get("msg", "") for l in lines), lines
+PY
+[ ! -s "$WORK/logged.err" ] || fail "--log-file: lines still on stderr: $(cat "$WORK/logged.err")"
+start_respool quiet -r 127.0.0.1:9 --log-level warn
+wait_grep "$WORK/quiet.err" "warn no resolver passed" || fail "--log-level warn: $(cat "$WORK/quiet.err")"
+! grep -q " info " "$WORK/quiet.err" || fail "--log-level warn shows info: $(cat "$WORK/quiet.err")"
+stop_respool quiet
+grep -Eq "^respool: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z warn " "$WORK/quiet.err" ||
+  fail "text log without a wall-clock time: $(cat "$WORK/quiet.err")"
+expect_exit 2 log_level_bad "--log-level: expected error, warn, info or debug \(loud\)" -r "$A" --log-level loud
+expect_exit 2 log_format_bad "--log-format: expected text or json \(xml\)" -r "$A" --log-format xml
+expect_exit 2 log_file_bad "--log-file: cannot open $WORK/none/x.log" -r "$A" --log-file "$WORK/none/x.log"
+note "event log: file, JSON lines, levels, RFC 3339 times"
+
 # No resolver passes: a warning at the default level.
 start_respool none -r 127.0.0.1:9
-wait_grep "$WORK/none.err" "warning: no resolver passed its start-up check" ||
+wait_grep "$WORK/none.err" "warn no resolver passed its start-up check" ||
   fail "no warning when every check failed: $(cat "$WORK/none.err")"
 stop_respool none
 echo ok
