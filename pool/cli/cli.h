@@ -37,6 +37,12 @@ typedef struct cli {
   uv_timer_t summary_timer;
   int summary_on;
   uint32_t want;
+  /* metrics is the --metrics listener; metrics_head the connections it
+     serves (metrics.c). */
+  uv_tcp_t metrics;
+  int metrics_on;
+  size_t metrics_clients;
+  struct metrics_client *metrics_head;
   rp_log_level log_level;
   int exit_code;
   int stopping;
@@ -96,6 +102,17 @@ int cli_merge_duplicates(rp_config *cfg);
    outcome once it settled (preflight.c). */
 void cli_summary_start(cli *c, const char *addr, int checked,
                        const char *check_name);
+
+/* cli_metrics_start serves the Prometheus endpoint on |addr|; returns 0,
+   or -1 with |err| saying why (metrics.c). */
+int cli_metrics_start(cli *c, const struct sockaddr_storage *addr, char *err,
+                      size_t errlen);
+
+/* cli_metrics_address writes the endpoint's address (metrics.c). */
+void cli_metrics_address(cli *c, char *out, size_t cap);
+
+/* cli_metrics_stop closes the endpoint and its connections (metrics.c). */
+void cli_metrics_stop(cli *c);
 
 /* cli_discover runs "respool discover" with the arguments after
    "discover"; returns the exit code (discover.c). */

@@ -115,6 +115,8 @@ static void cli_usage(FILE *f) {
           "stderr\n"
           "      --log-format FMT    text (default) or json, one event a "
           "line\n"
+          "      --metrics ADDR:PORT  serve Prometheus metrics at "
+          "http://ADDR:PORT/metrics\n"
           "  -h, --help              print this help and exit\n"
           "  -V, --version           print the version and exit\n"
           "\n"
@@ -154,6 +156,7 @@ static void cli_stop(cli *c) {
   if (c->summary_on) {
     uv_close((uv_handle_t *)&c->summary_timer, NULL);
   }
+  cli_metrics_stop(c);
   if (rp_net_pool_stop(c->np, cli_pool_closed, c) != 0) {
     c->exit_code = CLI_EXIT_RUNTIME;
   }
@@ -191,7 +194,8 @@ int main(int argc, char **argv) {
     OPT_CHECK_CONFIG,
     OPT_LOG_LEVEL,
     OPT_LOG_FILE,
-    OPT_LOG_FORMAT
+    OPT_LOG_FORMAT,
+    OPT_METRICS
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -214,6 +218,7 @@ int main(int argc, char **argv) {
       {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
       {"log-file", required_argument, NULL, OPT_LOG_FILE},
       {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+      {"metrics", required_argument, NULL, OPT_METRICS},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -229,7 +234,8 @@ int main(int argc, char **argv) {
   size_t nresolvers = 0, nsets = 0, nfiles = 0, i;
   int opt, rv, list_settings = 0, allow_remote = 0, remote, checked;
   int check_config = 0, level_given = 0;
-  const char *log_file = NULL, *log_format = NULL;
+  const char *log_file = NULL, *log_format = NULL, *metrics = NULL;
+  struct sockaddr_storage metrics_addr;
   cli_log_format format = CLI_LOG_TEXT;
   char check_name[256];
 
@@ -318,6 +324,9 @@ int main(int argc, char **argv) {
       break;
     case OPT_LOG_FORMAT:
       log_format = optarg;
+      break;
+    case OPT_METRICS:
+      metrics = optarg;
       break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
@@ -518,6 +527,25 @@ int main(int argc, char **argv) {
              listen ? listen : host);
     rv = RP_ERR_CONFIG;
   }
+  if (rv == 0 && metrics) {
+    rp_config probe;
+
+    probe.has_listen = 1;
+    if (rp_config_parse_listen(metrics, &probe.listen) != 0) {
+      snprintf(err, sizeof(err),
+               "command line: --metrics: bad address (%s; use e.g. "
+               "127.0.0.1:9100)",
+               metrics);
+      rv = RP_ERR_CONFIG;
+    } else if (!allow_remote && !rp_config_listen_is_loopback(&probe)) {
+      snprintf(err, sizeof(err),
+               "command line: --metrics: %s is not a loopback address; add "
+               "--allow-remote to serve the metrics there anyway",
+               metrics);
+      rv = RP_ERR_CONFIG;
+    }
+    metrics_addr = probe.listen;
+  }
   if (rv == 0 && c.stats_json &&
       cli_check_writable(c.stats_json, "command line: --stats-json", err,
                          sizeof(err)) != 0) {
@@ -575,6 +603,14 @@ int main(int argc, char **argv) {
   checked = !(cfg.pretest_domain && cfg.pretest_domain[0] == '\0');
   snprintf(check_name, sizeof(check_name), "%s",
            cfg.pretest_domain ? cfg.pretest_domain : "example.com");
+  if (metrics && cli_metrics_start(&c, &metrics_addr, err, sizeof(err)) != 0) {
+    fprintf(stderr, "respool: %s\n", err);
+    rp_config_free(&cfg);
+    uv_run(c.loop, UV_RUN_DEFAULT);
+    uv_loop_close(c.loop);
+    cli_log_close();
+    return CLI_EXIT_RUNTIME;
+  }
   rv = rp_net_pool_start(&c.np, c.loop, &opts, err, sizeof(err));
   rp_config_free(&cfg);
   if (rv != 0) {
@@ -590,6 +626,12 @@ int main(int argc, char **argv) {
   printf("%s\n", addr);
   fflush(stdout);
   cli_summary_start(&c, addr, checked, check_name);
+  if (c.metrics_on) {
+    char maddr[96];
+
+    cli_metrics_address(&c, maddr, sizeof(maddr));
+    cli_logf(RP_LOG_INFO, "metrics on http://%s/metrics", maddr);
+  }
   if (remote) {
     cli_logf(RP_LOG_WARN, "--allow-remote: whoever reaches %s may use the pool",
              addr);

@@ -38,6 +38,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/flood_start.sh)
     rp_add_script_test(integration net_cli_loud
       ${_rp_net_scripts}/cli_loud.sh)
+    rp_add_script_test(integration net_metrics
+      ${_rp_net_scripts}/metrics.sh)
     # DoT and DoH against Debian's dnsdist, discovery over 58 000
     # candidates (issue 5).
     rp_add_script_test(integration net_tls_dot_doh
