@@ -97,7 +97,10 @@ static void cli_usage(FILE *f) {
           "                          the URL gives none (default: the host)\n"
           "      --resolver-list FILE  discovery candidates, one address a "
           "line\n"
-          "                          (implies -r auto)\n"
+          "                          (implies -r auto over this list only)\n"
+          "      --no-system         discovery skips /etc/resolv.conf\n"
+          "      --no-bundled        discovery skips the bundled public "
+          "resolvers\n"
           "      --set NAME=VALUE    set a tuning constant of the pool "
           "(repeatable;\n"
           "                          --list-settings shows every NAME, its "
@@ -195,7 +198,9 @@ int main(int argc, char **argv) {
     OPT_LOG_LEVEL,
     OPT_LOG_FILE,
     OPT_LOG_FORMAT,
-    OPT_METRICS
+    OPT_METRICS,
+    OPT_NO_SYSTEM,
+    OPT_NO_BUNDLED
   };
   static const struct option longopts[] = {
       {"resolver", required_argument, NULL, 'r'},
@@ -219,6 +224,8 @@ int main(int argc, char **argv) {
       {"log-file", required_argument, NULL, OPT_LOG_FILE},
       {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
       {"metrics", required_argument, NULL, OPT_METRICS},
+      {"no-system", no_argument, NULL, OPT_NO_SYSTEM},
+      {"no-bundled", no_argument, NULL, OPT_NO_BUNDLED},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -233,7 +240,7 @@ int main(int argc, char **argv) {
   const char **resolvers = NULL, **sets = NULL, **files = NULL;
   size_t nresolvers = 0, nsets = 0, nfiles = 0, i;
   int opt, rv, list_settings = 0, allow_remote = 0, remote, checked;
-  int check_config = 0, level_given = 0;
+  int check_config = 0, level_given = 0, no_system = 0, no_bundled = 0;
   const char *log_file = NULL, *log_format = NULL, *metrics = NULL;
   struct sockaddr_storage metrics_addr;
   cli_log_format format = CLI_LOG_TEXT;
@@ -327,6 +334,12 @@ int main(int argc, char **argv) {
       break;
     case OPT_METRICS:
       metrics = optarg;
+      break;
+    case OPT_NO_SYSTEM:
+      no_system = 1;
+      break;
+    case OPT_NO_BUNDLED:
+      no_bundled = 1;
       break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
@@ -482,9 +495,19 @@ int main(int argc, char **argv) {
       has_auto |= cfg.resolvers[i].scheme == RP_SCHEME_AUTO;
     }
     if (!has_auto) {
+      /* The list alone: nothing else is probed (no /etc/resolv.conf, no
+         bundled public resolvers); "-r auto" asks for those. */
+      cfg.discovery.system = 0;
+      cfg.discovery.bundled = 0;
       rv = rp_config_add_resolver(&cfg, "auto", "command line",
                                   "--resolver-list", err, sizeof(err));
     }
+  }
+  if (no_system) {
+    cfg.discovery.system = 0;
+  }
+  if (no_bundled) {
+    cfg.discovery.bundled = 0;
   }
   if (rv == 0 && list_settings) {
     rp_settings set;

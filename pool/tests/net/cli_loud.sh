@@ -15,6 +15,8 @@
 #   - --check-config: exit 0 with a summary on a good configuration, the
 #     same errors as a start on a bad one; --version names the commit and
 #     the libraries;
+#   - --resolver-list FILE alone probes the list only (no resolv.conf, no
+#     bundled public resolvers: -r auto asks for those);
 #   - the event log: RFC 3339 wall-clock times, --log-file, --log-format
 #     json (each line a JSON object; the pool's key=value words become
 #     members), --log-level; bad values named.
@@ -103,6 +105,15 @@ printf '%s\n8.8.8.8:99999\n' "$A" >"$WORK/bad.txt"
 expect_exit 2 list_bad "bad\.txt: line 2: bad port \(8\.8\.8\.8:99999\)" --resolvers-file "$WORK/bad.txt"
 expect_exit 2 list_missing "nothere\.txt: cannot read: No such file" --resolvers-file "$WORK/nothere.txt"
 note "--resolvers-file: comments and blanks skipped; errors name file and line"
+
+# --resolver-list alone: the list's one candidate, nothing else.
+echo "$A" >"$WORK/cands.txt"
+start_respool listonly --resolver-list "$WORK/cands.txt" -v
+wait_grep "$WORK/listonly.err" "ev=disc_start" || fail "--resolver-list: no discovery: $(cat "$WORK/listonly.err")"
+grep -q "ev=disc_start candidates=1 " "$WORK/listonly.err" ||
+  fail "--resolver-list probed more than the list: $(grep ev=disc_start "$WORK/listonly.err")"
+stop_respool listonly
+note "--resolver-list alone: $(grep -o 'ev=disc_start candidates=[0-9]*' "$WORK/listonly.err")"
 
 # --check-config and --version.
 out=$("$RESPOOL_BIN" -r "$A" -r "udp://$A" --resolvers-file "$WORK/list.txt" --check-config 2>"$WORK/cc.err") ||
