@@ -38,10 +38,15 @@ deps() {
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq || log "apt-get update failed; trying the install anyway"
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian starts dnsdist as a service on install; the tests start their own.
-  if command -v systemctl >/dev/null 2>&1; then
-    $sudo systemctl disable --now dnsdist >/dev/null 2>&1 || true
-  fi
+  # Debian starts dnsdist as a service on install; the tests start their
+  # own. Only a dnsdist installed just now is stopped: a host that already
+  # ran dnsdist keeps its service.
+  local p
+  for p in "${missing[@]}"; do
+    if [ "$p" = dnsdist ] && command -v systemctl >/dev/null 2>&1; then
+      $sudo systemctl disable --now dnsdist >/dev/null 2>&1 || true
+    fi
+  done
 }
 
 configure_build() {

@@ -40,6 +40,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/cli_loud.sh)
     rp_add_script_test(integration net_metrics
       ${_rp_net_scripts}/metrics.sh)
+    rp_add_script_test(integration readme_quickstart
+      ${_rp_net_scripts}/readme_quickstart.sh)
     # DoT and DoH against Debian's dnsdist, discovery over 58 000
     # candidates (issue 5).
     rp_add_script_test(integration net_tls_dot_doh
