@@ -20,6 +20,8 @@
 
 /* FR_MAX_RESOLVERS bounds -r options. */
 #define FR_MAX_RESOLVERS 1024
+/* FR_OPT_NAME_LEN bounds the name part of --name=value. */
+#define FR_OPT_NAME_LEN 64
 /* FR_DEFAULT_UPSTREAM_TIMEOUT is --upstream-timeout's default. */
 #define FR_DEFAULT_UPSTREAM_TIMEOUT (2 * RP_SECONDS)
 /* FR_EXIT_USAGE is the exit status for a bad command line. */
@@ -112,9 +114,13 @@ static int parse_ip_port(const char *text, struct sockaddr_in *out) {
   return uv_ip4_addr(ip, (int)port, out) == 0 ? 0 : -1;
 }
 
-/* opt_value returns the value of option |argv[*pi]| (the next word), or
-   NULL after printing an error. */
-static const char *opt_value(int argc, char **argv, int *pi) {
+/* opt_value returns the value of option |argv[*pi]|: |inline_value|
+   (from --name=value) or the next word; NULL after printing an error. */
+static const char *opt_value(int argc, char **argv, int *pi,
+                             const char *inline_value) {
+  if (inline_value != NULL) {
+    return inline_value;
+  }
   if (*pi + 1 >= argc) {
     fprintf(stderr, "fakeres: %s needs a value\n", argv[*pi]);
     return NULL;
@@ -145,13 +151,28 @@ int main(int argc, char **argv) {
   for (i = 1; i < (size_t)argc; ++i) {
     int ii = (int)i;
     const char *a = argv[i];
-    const char *v;
+    const char *v, *eq, *inl = NULL;
+    char name[FR_OPT_NAME_LEN];
 
+    /* --name=value is --name value. */
+    if (a[0] == '-' && a[1] == '-' && (eq = strchr(a, '=')) != NULL &&
+        (size_t)(eq - a) < sizeof(name)) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = '\0';
+      inl = eq + 1;
+      a = name;
+    }
+
+    if (inl != NULL &&
+        (strcmp(a, "--help") == 0 || strcmp(a, "--answer") == 0)) {
+      fprintf(stderr, "fakeres: %s takes no value (%s)\n", a, argv[i]);
+      return FR_EXIT_USAGE;
+    }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
       return 0;
     } else if (strcmp(a, "-r") == 0 || strcmp(a, "--resolver") == 0) {
-      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
         return FR_EXIT_USAGE;
       }
       if (nspecs == FR_MAX_RESOLVERS) {
@@ -167,7 +188,7 @@ int main(int argc, char **argv) {
       have_mode = 1;
       cfg.mode = FR_MODE_ANSWER;
     } else if (strcmp(a, "--upstream") == 0) {
-      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
         return FR_EXIT_USAGE;
       }
       if (have_mode) {
@@ -186,7 +207,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--upstream-timeout") == 0 ||
                strcmp(a, "--lifetime") == 0) {
       rp_duration d;
-      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
         return FR_EXIT_USAGE;
       }
       if (fr_parse_duration(v, &d) != 0 || d == 0) {
@@ -202,13 +223,13 @@ int main(int argc, char **argv) {
         cfg.upstream_timeout = d;
       }
     } else if (strcmp(a, "--bind") == 0) {
-      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
         return FR_EXIT_USAGE;
       }
       bind_ip = v;
     } else if (strcmp(a, "--seed") == 0) {
       char *end;
-      if ((v = opt_value(argc, argv, &ii)) == NULL) {
+      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
         return FR_EXIT_USAGE;
       }
       cfg.seed = strtoull(v, &end, FR_DECIMAL);

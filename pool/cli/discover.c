@@ -167,6 +167,16 @@ static void cli_disc_usage(FILE *f) {
           "did, 2\non a usage or configuration error.\n");
 }
 
+/* disc_optname returns the long name of the option |val| in |lo|. */
+static const char *disc_optname(const struct option *lo, int val) {
+  for (; lo->name != NULL; ++lo) {
+    if (lo->val == val) {
+      return lo->name;
+    }
+  }
+  return "?";
+}
+
 int cli_discover(int argc, char **argv) {
   enum {
     D_LIST = 256,
@@ -226,7 +236,10 @@ int cli_discover(int argc, char **argv) {
       char *end;
       long v = strtol(optarg, &end, 10);
       if (*end || v < (opt == D_SAMPLE ? 0 : 1) || v > 1000000) {
-        fprintf(stderr, "respool discover: bad number: %s\n", optarg);
+        fprintf(stderr,
+                "respool discover: command line: --%s: bad number (%s; %d "
+                "to 1000000)\n",
+                disc_optname(longopts, opt), optarg, opt == D_SAMPLE ? 0 : 1);
         return CLI_EXIT_USAGE;
       }
       *(opt == D_WANT ? &want : opt == D_CONC ? &conc : &sample) = v;
@@ -236,13 +249,19 @@ int cli_discover(int argc, char **argv) {
     case D_PACE:
       if (rp_config_parse_duration(optarg, opt == D_PACE,
                                    opt == D_PACE ? &pace : &timeout) != 0) {
-        fprintf(stderr, "respool discover: bad duration: %s\n", optarg);
+        fprintf(stderr,
+                "respool discover: command line: --%s: bad duration (%s; use "
+                "e.g. 500ms)\n",
+                disc_optname(longopts, opt), optarg);
         return CLI_EXIT_USAGE;
       }
       break;
     case D_COUNTRY:
       if (strlen(optarg) != 2) {
-        fprintf(stderr, "respool discover: bad country code: %s\n", optarg);
+        fprintf(stderr,
+                "respool discover: command line: --country: expected a "
+                "two-letter code (%s)\n",
+                optarg);
         return CLI_EXIT_USAGE;
       }
       snprintf(country, sizeof(country), "%s", optarg);

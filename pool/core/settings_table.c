@@ -169,15 +169,16 @@ int rp_duration_parse(const char *text, rp_duration *pd) {
     const char *unit;
     double ns;
   } units[] = {
+      /* Two-letter units first: "ms" is not "m" then "s". */
       {"us", (double)RP_MICROSECONDS},
       {"ms", (double)RP_MILLISECONDS},
       {"s", (double)RP_SECONDS},
       {"m", SETTINGS_S_PER_MIN * (double)RP_SECONDS},
       {"h", SETTINGS_S_PER_HOUR * (double)RP_SECONDS},
   };
-  char *end = NULL;
-  double v;
-  size_t i;
+  const char *p = text;
+  double total = 0.0;
+  size_t i, n;
 
   if (text == NULL || text[0] < '0' || text[0] > '9') {
     return RP_ERR_CONFIG;
@@ -186,22 +187,40 @@ int rp_duration_parse(const char *text, rp_duration *pd) {
     *pd = 0;
     return 0;
   }
-  errno = 0;
-  v = strtod(text, &end);
-  if (errno != 0 || end == text || !isfinite(v) || v < 0.0) {
+  /* One or more parts, each a number and a unit: "1m30s", "1s500ms". */
+  while (*p != '\0') {
+    char *end = NULL;
+    double v;
+
+    if (*p < '0' || *p > '9') {
+      return RP_ERR_CONFIG;
+    }
+    errno = 0;
+    v = strtod(p, &end);
+    if (errno != 0 || end == p || !isfinite(v) || v < 0.0) {
+      return RP_ERR_CONFIG;
+    }
+    p = end;
+    for (i = 0; i < sizeof(units) / sizeof(units[0]); ++i) {
+      n = strlen(units[i].unit);
+      if (strncmp(p, units[i].unit, n) == 0) {
+        break;
+      }
+    }
+    if (i == sizeof(units) / sizeof(units[0])) {
+      return RP_ERR_CONFIG;
+    }
+    p += n;
+    total += v * units[i].ns;
+  }
+  /* Over a day, or under a nanosecond but not 0 (it would be stored as
+     0), is refused. */
+  if (total > SETTINGS_MAX_DURATION_S * (double)RP_SECONDS ||
+      (total > 0.0 && total < 1.0)) {
     return RP_ERR_CONFIG;
   }
-  for (i = 0; i < sizeof(units) / sizeof(units[0]); ++i) {
-    if (strcmp(end, units[i].unit) == 0) {
-      v *= units[i].ns;
-      if (v > SETTINGS_MAX_DURATION_S * (double)RP_SECONDS) {
-        return RP_ERR_CONFIG;
-      }
-      *pd = (rp_duration)v;
-      return 0;
-    }
-  }
-  return RP_ERR_CONFIG;
+  *pd = (rp_duration)total;
+  return 0;
 }
 
 /* settings_balance_names is indexed by rp_balance. */

@@ -410,8 +410,9 @@ typedef struct rp_settings {
 /* rp_settings_default fills |settings| with the defaults for |kind|. */
 void rp_settings_default(rp_settings *settings, rp_kind kind);
 
-/* rp_duration_parse reads a duration: "0", or a decimal number with a
-   unit us, ms, s, m or h ("300ms", "1.5s"), at most a day. Returns 0 or
+/* rp_duration_parse reads a duration: "0", or one or more decimal
+   numbers each with a unit us, ms, s, m or h ("300ms", "1.5s", "1m30s",
+   "1h"), at most a day and not under a nanosecond. Returns 0 or
    RP_ERR_CONFIG. */
 int rp_duration_parse(const char *text, rp_duration *pd);
 

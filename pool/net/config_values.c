@@ -33,37 +33,16 @@
 
 int rp_config_parse_duration(const char *text, int allow_zero,
                              rp_duration *pd) {
-  char *end;
-  double v, scale;
-  if (!text || !*text || *text == '-' || *text == '+' ||
-      (*text < '0' || *text > '9')) {
+  rp_duration d;
+
+  /* The core's syntax ("250ms", "1m30s", "1h"), with a unit always. */
+  if (text == NULL || strcmp(text, "0") == 0 ||
+      rp_duration_parse(text, &d) != 0 ||
+      d > (rp_duration)(RP_CONFIG_MAX_DURATION_S * (double)RP_SECONDS) ||
+      (d == 0 && !allow_zero)) {
     return RP_ERR_CONFIG;
   }
-  errno = 0;
-  v = strtod(text, &end);
-  if (errno != 0 || end == text || !isfinite(v) || v < 0) {
-    return RP_ERR_CONFIG;
-  }
-  if (strcmp(end, "ms") == 0) {
-    scale = (double)RP_MILLISECONDS;
-  } else if (strcmp(end, "s") == 0) {
-    scale = (double)RP_SECONDS;
-  } else if (strcmp(end, "m") == 0) {
-    scale = 60.0 * (double)RP_SECONDS;
-  } else if (strcmp(end, "us") == 0) {
-    scale = (double)RP_MICROSECONDS;
-  } else {
-    return RP_ERR_CONFIG;
-  }
-  v *= scale;
-  if (v > RP_CONFIG_MAX_DURATION_S * (double)RP_SECONDS) {
-    return RP_ERR_CONFIG;
-  }
-  if (v < 1.0 && (v > 0.0 || !allow_zero)) {
-    /* Under a nanosecond: it would be stored as 0. */
-    return RP_ERR_CONFIG;
-  }
-  *pd = (rp_duration)v;
+  *pd = d;
   return 0;
 }
 

@@ -218,6 +218,20 @@ static void test_config_durations(void **state) {
   assert_int_equal(rp_config_parse_duration("", 0, &d), RP_ERR_CONFIG);
   assert_int_equal(rp_config_parse_duration("2d", 0, &d), RP_ERR_CONFIG);
   assert_int_equal(rp_config_parse_duration("99999999m", 0, &d), RP_ERR_CONFIG);
+  /* Hours and compound durations. */
+  assert_int_equal(rp_config_parse_duration("1h", 0, &d), 0);
+  assert_int_equal(d, 3600 * RP_SECONDS);
+  assert_int_equal(rp_config_parse_duration("1m30s", 0, &d), 0);
+  assert_int_equal(d, 90 * RP_SECONDS);
+  assert_int_equal(rp_config_parse_duration("1h30m", 0, &d), 0);
+  assert_int_equal(d, 5400 * RP_SECONDS);
+  assert_int_equal(rp_config_parse_duration("1s500ms", 0, &d), 0);
+  assert_int_equal(d, 1500 * RP_MILLISECONDS);
+  assert_int_equal(rp_config_parse_duration("24h", 0, &d), 0);
+  assert_int_equal(rp_config_parse_duration("24h1s", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("1m30", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("1m 30s", 0, &d), RP_ERR_CONFIG);
+  assert_int_equal(rp_config_parse_duration("1m-30s", 0, &d), RP_ERR_CONFIG);
 }
 
 static void test_config_cli_resolver(void **state) {

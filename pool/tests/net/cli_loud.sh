@@ -17,6 +17,8 @@
 #     the libraries;
 #   - --resolver-list FILE alone probes the list only (no resolv.conf, no
 #     bundled public resolvers: -r auto asks for those);
+#   - discover's bad values name the option; durations take 1h and 1m30s;
+#     fakeres takes --name=value;
 #   - the event log: RFC 3339 wall-clock times, --log-file, --log-format
 #     json (each line a JSON object; the pool's key=value words become
 #     members), --log-level; bad values named.
@@ -114,6 +116,17 @@ grep -q "ev=disc_start candidates=1 " "$WORK/listonly.err" ||
   fail "--resolver-list probed more than the list: $(grep ev=disc_start "$WORK/listonly.err")"
 stop_respool listonly
 note "--resolver-list alone: $(grep -o 'ev=disc_start candidates=[0-9]*' "$WORK/listonly.err")"
+
+# discover's errors name the option; compound durations; --name=value.
+expect_exit 2 disc_want "respool discover: command line: --want: bad number \(0; 1 to 1000000\)" discover --want 0
+expect_exit 2 disc_timeout "command line: --timeout: bad duration \(5; use e.g. 500ms\)" discover --timeout 5
+"$RESPOOL_BIN" -r "$A" --stats 1m30s --set token_wait=1s500ms --check-config >/dev/null 2>"$WORK/dur.err" ||
+  fail "compound durations refused: $(cat "$WORK/dur.err")"
+"$RESPOOL_BIN" -r "$A" --set deadline=1h --check-config >/dev/null 2>"$WORK/dur.err" ||
+  fail "1h refused: $(cat "$WORK/dur.err")"
+timeout 2 "$FAKERES_BIN" --seed=3 --answer -r name=x >"$WORK/seed.out" 2>"$WORK/seed.err"
+grep -q '"name":"x"' "$WORK/seed.out" || fail "fakeres --seed=3: $(cat "$WORK/seed.err")"
+note "discover errors name the option; 1m30s, 1s500ms, 1h taken; fakeres --seed=3 taken"
 
 # --check-config and --version.
 out=$("$RESPOOL_BIN" -r "$A" -r "udp://$A" --resolvers-file "$WORK/list.txt" --check-config 2>"$WORK/cc.err") ||
