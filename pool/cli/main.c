@@ -574,6 +574,14 @@ int main(int argc, char **argv) {
                          sizeof(err)) != 0) {
     rv = RP_ERR_CONFIG;
   }
+  if (rv == 0 && cfg.tls_ca && access(cfg.tls_ca, R_OK) != 0) {
+    /* Checked whether or not a DoT/DoH resolver will load it: a CA file
+       that is not there is a mistake to hear of now. */
+    snprintf(err, sizeof(err), "%s: %s: cannot read %s: %s",
+             tls_ca ? "command line" : config_file,
+             tls_ca ? "--tls-ca" : "tls_ca", cfg.tls_ca, strerror(errno));
+    rv = RP_ERR_CONFIG;
+  }
   if (rv == 0 && cfg.scores_file) {
     char what[512];
 

@@ -636,9 +636,15 @@ int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
     if (res) {
       rv = config_resolvers(&ctx, res, "resolvers");
     }
-    if (rv == 0 && cJSON_IsString(type)) {
+    if (rv == 0 && type != NULL) {
       rp_kind kind;
-      if (rp_config_parse_kind(type->valuestring, &kind) == 0) {
+      /* The pool serves DNS tunnels: an outbound of another type is a
+         mistake, not a generic client. */
+      if (!cJSON_IsString(type) ||
+          rp_config_parse_kind(type->valuestring, &kind) != 0) {
+        rv = config_fail(&ctx, "type", type,
+                         "expected dnstt, masterdns or generic");
+      } else {
         cfg->kind = kind;
         cfg->has_kind = 1;
       }

@@ -117,6 +117,11 @@ grep -q "ev=disc_start candidates=1 " "$WORK/listonly.err" ||
 stop_respool listonly
 note "--resolver-list alone: $(grep -o 'ev=disc_start candidates=[0-9]*' "$WORK/listonly.err")"
 
+# An outbound of an unknown type, a CA file that is not there.
+echo '{"type": "vless", "resolvers": ["'"$A"'"], "smart_pool": {"enabled": true}}' >"$WORK/type.json"
+expect_exit 2 bad_type "type\.json: type: expected dnstt, masterdns or generic \(\"vless\"\)" -c "$WORK/type.json"
+expect_exit 2 tls_ca_missing "command line: --tls-ca: cannot read $WORK/ca.pem: No such file" -r "$A" --tls-ca "$WORK/ca.pem"
+
 # discover's errors name the option; compound durations; --name=value.
 expect_exit 2 disc_want "respool discover: command line: --want: bad number \(0; 1 to 1000000\)" discover --want 0
 expect_exit 2 disc_timeout "command line: --timeout: bad duration \(5; use e.g. 500ms\)" discover --timeout 5
