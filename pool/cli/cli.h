@@ -23,7 +23,7 @@
 typedef struct cli {
   uv_loop_t *loop;
   rp_net_pool *np;
-  uv_signal_t sigint, sigterm;
+  uv_signal_t sigint, sigterm, sighup;
   uv_timer_t stats_timer;
   int stats_on;
   rp_duration stats_interval;

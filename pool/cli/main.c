@@ -125,8 +125,8 @@ static void cli_usage(FILE *f) {
           "\n"
           "Command-line options override the config file; -r resolvers are "
           "added\n"
-          "to the file's. SIGINT or SIGTERM stops the pool and saves the "
-          "scores.\n"
+          "to the file's. SIGINT, SIGTERM or SIGHUP stops the pool and saves "
+          "the scores.\n"
           "\n"
           "Exit status: 0 clean shutdown, 1 runtime failure, 2 usage or "
           "configuration\n"
@@ -153,6 +153,7 @@ static void cli_stop(cli *c) {
   }
   uv_close((uv_handle_t *)&c->sigint, NULL);
   uv_close((uv_handle_t *)&c->sigterm, NULL);
+  uv_close((uv_handle_t *)&c->sighup, NULL);
   if (c->stats_on) {
     uv_close((uv_handle_t *)&c->stats_timer, NULL);
   }
@@ -177,7 +178,12 @@ void cli_raise_nofile(void) {
 
 static void cli_signal_cb(uv_signal_t *s, int signum) {
   cli *c = s->data;
-  (void)signum;
+  if (signum == SIGHUP) {
+    /* A closing ssh or tmux session: stop as cleanly as on SIGTERM
+       (scores saved) rather than die. A reload is not there yet. */
+    cli_logf(RP_LOG_WARN, "SIGHUP: stopping cleanly (no reload: restart "
+                          "respool to read the configuration again)");
+  }
   cli_stop(c);
 }
 
@@ -670,9 +676,11 @@ int main(int argc, char **argv) {
 
   uv_signal_init(c.loop, &c.sigint);
   uv_signal_init(c.loop, &c.sigterm);
-  c.sigint.data = c.sigterm.data = &c;
+  uv_signal_init(c.loop, &c.sighup);
+  c.sigint.data = c.sigterm.data = c.sighup.data = &c;
   uv_signal_start(&c.sigint, cli_signal_cb, SIGINT);
   uv_signal_start(&c.sigterm, cli_signal_cb, SIGTERM);
+  uv_signal_start(&c.sighup, cli_signal_cb, SIGHUP);
   signal(SIGPIPE, SIG_IGN);
   if (c.print_table || c.stats_json) {
     uint64_t ms;

@@ -17,6 +17,8 @@
 #     the libraries;
 #   - --resolver-list FILE alone probes the list only (no resolv.conf, no
 #     bundled public resolvers: -r auto asks for those);
+#   - SIGHUP (a closing ssh or tmux session) stops cleanly: exit 0, scores
+#     saved, a warning (there is no reload yet);
 #   - discover's bad values name the option; durations take 1h and 1m30s;
 #     fakeres takes --name=value;
 #   - the event log: RFC 3339 wall-clock times, --log-file, --log-format
@@ -165,6 +167,17 @@ expect_exit 2 log_level_bad "--log-level: expected error, warn, info or debug \(
 expect_exit 2 log_format_bad "--log-format: expected text or json \(xml\)" -r "$A" --log-format xml
 expect_exit 2 log_file_bad "--log-file: cannot open $WORK/none/x.log" -r "$A" --log-file "$WORK/none/x.log"
 note "event log: file, JSON lines, levels, RFC 3339 times"
+
+# SIGHUP: a clean stop, scores saved.
+start_respool hup -r "$A" --scores "$WORK/hup-scores.json"
+wait_grep "$WORK/hup.err" "start-up check: 1 of 1" || fail "SIGHUP run: $(cat "$WORK/hup.err")"
+kill -HUP "$RP_PID"
+wait "$RP_PID"
+rc=$?
+[ "$rc" = 0 ] || fail "SIGHUP: exit $rc: $(cat "$WORK/hup.err")"
+[ -s "$WORK/hup-scores.json" ] || fail "SIGHUP: scores not saved"
+grep -q "warn SIGHUP: stopping cleanly" "$WORK/hup.err" || fail "SIGHUP: no warning: $(cat "$WORK/hup.err")"
+note "SIGHUP: exit 0, scores saved"
 
 # No resolver passes: a warning at the default level.
 start_respool none -r 127.0.0.1:9
