@@ -14,6 +14,7 @@ import argparse
 import atexit
 import datetime
 import json
+import math
 import os
 import re
 import resource
@@ -848,8 +849,9 @@ def make_table(res):
                 seen.add(n)
                 out.append("- " + n)
         out.append("")
-    for key, title in (("checks", "Checks (issue 7%s)" % (
-            "" if res.get("quick") else "; informative outside QUICK")),
+    for key, title in (("checks", "Checks (%s)" % (
+            "they decide QUICK runs" if res.get("quick")
+            else "informative outside QUICK")),
             ("gates", "Gate")):
         if res.get(key):
             out.append("## %s\n" % title)
@@ -960,7 +962,7 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set logscale y
-set yrange [1:*]
+set yrange [{ylo}:{yhi}]
 set ylabel "download kbps (median, log scale)"
 set grid ytics
 set key outside right top vertical
@@ -1034,8 +1036,10 @@ def make_plots(res, outdir, log):
         '"%s" using %d:xtic(1) title columnheader(%d)' % (
             os.path.basename(dat), i + 2, i + 2) for i in range(len(cols)))
     png = os.path.join(pdir, "throughput.png")
+    ylo, yhi = log_range([median_kbps(res, s["name"], c["name"])[0]
+                          for s in res["setups"] for c in cols])
     sc = GNUPLOT_BARS.format(w=max(900, 160 * len(res["setups"])),
-                             out="throughput.png",
+                             out="throughput.png", ylo=ylo, yhi=yhi,
                              title="download kbps per setup and column "
                                    "(%s)" % res["started"], plots=plots)
     cwd = os.getcwd()
@@ -1065,20 +1069,24 @@ def make_plots(res, outdir, log):
                 '"limit-share.dat" using %d:xtic(1) title columnheader(%d)'
                 % (i + 2, i + 2) for i in range(len(cols)))
             sc = GNUPLOT_BARS.format(
-                w=900, out="limit-share.png", plots=plots,
+                w=900, out="limit-share.png", plots=plots, ylo=1, yhi=100,
                 title="rate-limited setups: download as % of the physical "
                       "limit").replace(
-                "set logscale y\nset yrange [1:*]\n"
+                "set logscale y\nset yrange [1:100]\n"
                 "set ylabel \"download kbps (median, log scale)\"",
                 "set yrange [0:110]\nset ylabel \"% of the physical limit"
                 "\"\nset arrow from graph 0, first 75 to graph 1, first 75 "
-                "nohead dt 2")
+                "nohead dt 2\nset label \"75 % target\" at graph 0.01, "
+                "first 78")
             if run_gnuplot(sc, "limit-share.gp", log) and \
                     os.path.exists("limit-share.png"):
                 made.append(os.path.join("plots", "limit-share.png"))
         # Per-resolver query shares: one PNG per setup, a stacked bar per
         # column.
         for s in res["setups"]:
+            if len(s.get("resolvers", [])) < 2:
+                continue  # one resolver: every column is 100 % r1
+            profiles = resolver_profiles(s)
             names = []
             rows = []
             for c in cols:
@@ -1094,7 +1102,8 @@ def make_plots(res, outdir, log):
                 continue
             base = "shares-%s" % s["name"]
             with open(base + ".dat", "w") as f:
-                f.write("column\t" + "\t".join(names) + "\n")
+                f.write("column\t" + "\t".join(
+                    profiles.get(n, n) for n in names) + "\n")
                 for title, per in rows:
                     vals = []
                     for n in names:
@@ -1111,9 +1120,97 @@ def make_plots(res, outdir, log):
             if run_gnuplot(sc, base + ".gp", log) and \
                     os.path.exists(base + ".png"):
                 made.append(os.path.join("plots", base + ".png"))
+        made.extend(plot_ratios(res, log))
     finally:
         os.chdir(cwd)
     return made
+
+
+def log_range(values):
+    """The decades a log axis needs for |values| (>0 ones): from the one
+    below the smallest to the one above the largest."""
+    vals = [v for v in values if v and v > 0]
+    if not vals:
+        return 1, 10
+    lo = 10 ** math.floor(math.log10(min(vals)))
+    hi = 10 ** math.ceil(math.log10(max(vals)))
+    return lo, hi if hi > lo else lo * 10
+
+
+def resolver_profiles(setup):
+    """Legend names of a setup's resolvers: "r2 (latency=60ms)", from the
+    fakeres specs (name and addr left out; "unlimited" when nothing
+    else)."""
+    out = {}
+    for spec in setup.get("resolvers", []):
+        parts = [p for p in spec.split(",") if p]
+        name = next((p[5:] for p in parts if p.startswith("name=")), None)
+        rest = [p for p in parts
+                if not p.startswith("name=") and not p.startswith("addr=")]
+        if name:
+            out[name] = "%s (%s)" % (name, ", ".join(rest) or "unlimited")
+    return out
+
+
+GNUPLOT_RATIOS = """set terminal pngcairo size {w},600 noenhanced font ",10"
+set output "{out}"
+set title "{title}"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set logscale y 2
+set yrange [{ylo}:{yhi}]
+set ylabel "ratio of median kbps (log 2 scale; 1 = level)"
+set grid ytics
+set key outside right top vertical
+set xtics rotate by -25 scale 0
+set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2
+set label "level" at graph 0.01, first 1.08
+set datafile missing "?"
+set datafile separator "\\t"
+plot {plots}
+"""
+
+
+def plot_ratios(res, log):
+    """ratios.png: every ratio of the table (the pool against the first
+    resolver, its own balancer, dnsdist, the real tunnels) per setup, on
+    one log 2 axis with a line at 1."""
+    ratios = [r for r in res.get("ratios") or []
+              if any(median_kbps(res, s["name"], r["num"])[0] and
+                     median_kbps(res, s["name"], r["den"])[0]
+                     for s in res["setups"])]
+    rows, vals_all = [], []
+    for s in res["setups"]:
+        vals = []
+        for r in ratios:
+            a = median_kbps(res, s["name"], r["num"])[0]
+            b = median_kbps(res, s["name"], r["den"])[0]
+            v = a / b if a and b else None
+            vals.append("%.4f" % v if v else "?")
+            if v:
+                vals_all.append(v)
+        rows.append((s["name"], vals))
+    if not vals_all:
+        return []
+    with open("ratios.dat", "w") as f:
+        f.write("setup\t" + "\t".join(r["title"] for r in ratios) + "\n")
+        for name, vals in rows:
+            f.write(name + "\t" + "\t".join(vals) + "\n")
+    lo = 2 ** math.floor(math.log2(min(vals_all + [1.0])))
+    hi = 2 ** math.ceil(math.log2(max(vals_all + [1.0])) + 0.01)
+    plots = ", ".join(
+        '"ratios.dat" using %d:xtic(1) title columnheader(%d)' % (i + 2, i + 2)
+        for i in range(len(ratios)))
+    sc = GNUPLOT_RATIOS.format(w=max(900, 160 * len(res["setups"])),
+                               out="ratios.png", ylo=lo, yhi=hi, plots=plots,
+                               title="ratios per setup: the pool against "
+                                     "the first resolver, own balancers, "
+                                     "dnsdist and the real tunnels alone")
+    if run_gnuplot(sc, "ratios.gp", log) and os.path.exists("ratios.png"):
+        return [os.path.join("plots", "ratios.png")]
+    return []
 
 
 # ---------------------------------------------------------------------------
@@ -1180,7 +1277,25 @@ def main(argv=None):
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--list", action="store_true",
                     help="list setups and columns (with n/a reasons), exit")
+    ap.add_argument("--replot", metavar="DIR",
+                    help="rebuild DIR's table.md and plots from its "
+                    "results.json (no run), then exit")
     a = ap.parse_args(argv)
+
+    if a.replot:
+        outdir = os.path.abspath(a.replot)
+        with open(os.path.join(outdir, "results.json")) as f:
+            res = json.load(f)
+        def replot_log(msg):
+            print("[table] " + msg, file=sys.stderr)
+        res["plots"] = make_plots(res, outdir, replot_log)
+        with open(os.path.join(outdir, "table.md"), "w") as f:
+            f.write(make_table(res))
+        with open(os.path.join(outdir, "results.json"), "w") as f:
+            json.dump(res, f, indent=1, sort_keys=False)
+            f.write("\n")
+        replot_log("replotted %s: %d plots" % (outdir, len(res["plots"])))
+        return 0
 
     quick = a.quick or a.gate or os.environ.get("QUICK", "") not in ("", "0")
     rounds = a.rounds
