@@ -97,6 +97,11 @@ expect "n/a reason noted" grep -q 'fake-missing: n/a (client such-client' "$TMP/
 expect "command.txt has ROUNDS and the flags" grep -q '^ROUNDS=3 .*--setup plain' "$TMP/r1/command.txt"
 expect "progress on stderr with ETA" grep -q 'round 3/3 .*ETA' "$TMP/r1.stderr"
 expect "no process left after r1" leftovers
+rm -f "$TMP/r1/table.md" "$TMP/r1/plots/"*
+python3 "$SC/runner.py" --replot "$TMP/r1" >/dev/null 2>"$TMP/replot.err"
+expect "--replot rebuilds table.md and the plots from results.json" \
+  test -s "$TMP/r1/table.md" -a -s "$TMP/r1/plots/throughput.png" -a -s "$TMP/r1/plots/shares-plain.png"
+expect "share legends name the resolver profiles" grep -q 'r1 (unlimited)' "$TMP/r1/plots/shares-plain.dat"
 
 # 2. QUICK: checks PASS and SKIP, a failing client, a hanging client
 #    (timeout), a rate-limited setup as share of the physical limit.
