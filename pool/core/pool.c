@@ -970,6 +970,8 @@ static void pool_query_finish(rp_pool *pool, rp_query *q, rp_tstamp now) {
 }
 
 static int pool_send_copies(rp_pool *pool, rp_query *q, rp_tstamp now);
+static int pool_arm_copies(rp_pool *pool, rp_query *q, const rp_res *r,
+                           rp_tstamp now);
 
 /* pool_copy_at returns when |q|'s copies go: a quarter of a round trip
    of its first resolver after the first send. */
@@ -1023,14 +1025,9 @@ static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
     }
     if (rv == 1) {
       if (kind == RP_TRY_FIRST && q->copies > 0) {
-        q->copy_at = pool_copy_at(pool, r, now);
-        /* Copies due at once (copy_delay_rtt 0) go now, not at the
-           runtime's next timer (a millisecond: after a fast answer). */
-        if (q->copy_at <= now) {
-          rv = pool_send_copies(pool, q, now);
-          if (rv < 0) {
-            return rv;
-          }
+        rv = pool_arm_copies(pool, q, r, now);
+        if (rv < 0) {
+          return rv;
         }
       }
       if (kind == RP_TRY_RESEND) {
@@ -1115,13 +1112,10 @@ static int pool_drain(rp_pool *pool, rp_tstamp now) {
       return rv;
     }
     if (rv == 1 && q->ntries == 1 && q->copies > 0) {
-      q->copy_at = pool_copy_at(pool, pool->res[slot], now);
-      if (q->copy_at <= now) {
-        rv = pool_send_copies(pool, q, now);
-        if (rv < 0) {
-          return rv;
-        }
-        rv = 1;
+      int crv = pool_arm_copies(pool, q, pool->res[slot], now);
+
+      if (crv < 0) {
+        return crv;
       }
     }
     if (rv == 0) {
@@ -1131,6 +1125,19 @@ static int pool_drain(rp_pool *pool, rp_tstamp now) {
       }
     }
     pool_query_finish(pool, q, now);
+  }
+  return 0;
+}
+
+/* pool_arm_copies sets when |q|'s copies go after its first send to |r|;
+   copies due at once (copy_delay_rtt 0) go now, not at the runtime's next
+   timer (a millisecond: after a fast resolver's answer). Returns 0 or a
+   fatal error. */
+static int pool_arm_copies(rp_pool *pool, rp_query *q, const rp_res *r,
+                           rp_tstamp now) {
+  q->copy_at = pool_copy_at(pool, r, now);
+  if (q->copy_at <= now) {
+    return pool_send_copies(pool, q, now);
   }
   return 0;
 }
@@ -1199,9 +1206,10 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
   if (q->wait_until != RP_TSTAMP_UNSET && now >= q->wait_until) {
     q->wait_until = RP_TSTAMP_UNSET;
     if (pool->nprob_up > 0) {
-      /* A resolver in probation that lost nothing will soon take it (a
-         slow one's first replies come after a round trip): wait one more
-         token_wait, up to the deadline, instead of failing. */
+      /* A resolver in probation that lost and refused nothing will soon
+         take it (a slow one's first replies come after a round trip):
+         wait one more token_wait, up to the deadline, instead of
+         failing. */
       q->wait_until =
           pool_min(rp_tstamp_add(now, pool->set.token_wait), q->deadline_at);
     } else {
