@@ -17,7 +17,6 @@
 #include <getopt.h>
 #include <nghttp2/nghttp2.h>
 #include <openssl/crypto.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -544,10 +543,9 @@ int main(int argc, char **argv) {
     rv = cli_merge_duplicates(&cfg);
   }
   if (rv == 0 && !allow_remote && !rp_config_listen_is_loopback(&cfg)) {
-    char host[64] = "?";
+    char host[64];
 
-    getnameinfo((const struct sockaddr *)&cfg.listen, sizeof(cfg.listen), host,
-                sizeof(host), NULL, 0, NI_NUMERICHOST);
+    rp_net_format_sockaddr(&cfg.listen, host, sizeof(host));
     snprintf(err, sizeof(err),
              "%s: listen address %s is not a loopback address: anyone who "
              "reaches it could use the pool as an open resolver; add "
@@ -610,16 +608,14 @@ int main(int argc, char **argv) {
   }
 
   if (check_config) {
-    char host[64] = "127.0.0.1", serv[16] = "0";
+    char host[64] = "127.0.0.1:0";
 
     if (cfg.has_listen) {
-      getnameinfo((const struct sockaddr *)&cfg.listen, sizeof(cfg.listen),
-                  host, sizeof(host), serv, sizeof(serv),
-                  NI_NUMERICHOST | NI_NUMERICSERV);
+      rp_net_format_sockaddr(&cfg.listen, host, sizeof(host));
     }
-    printf("configuration OK: %zu resolver%s, listen %s:%s, kind %s, "
+    printf("configuration OK: %zu resolver%s, listen %s, kind %s, "
            "start-up check %s\n",
-           cfg.nresolvers, cfg.nresolvers == 1 ? "" : "s", host, serv,
+           cfg.nresolvers, cfg.nresolvers == 1 ? "" : "s", host,
            rp_config_kind_str(cfg.has_kind ? cfg.kind : RP_KIND_GENERIC),
            cfg.pretest_domain && cfg.pretest_domain[0] == '\0'
                ? "off"

@@ -11,7 +11,6 @@
  */
 #include "cli.h"
 
-#include <netdb.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -426,15 +425,12 @@ int cli_metrics_start(cli *c, const struct sockaddr_storage *addr, char *err,
 void cli_metrics_address(cli *c, char *out, size_t cap) {
   struct sockaddr_storage ss;
   int len = sizeof(ss);
-  char host[64] = "?";
-  char serv[16] = "?";
 
-  if (uv_tcp_getsockname(&c->metrics, (struct sockaddr *)&ss, &len) == 0) {
-    getnameinfo((const struct sockaddr *)&ss, (socklen_t)len, host,
-                sizeof(host), serv, sizeof(serv),
-                NI_NUMERICHOST | NI_NUMERICSERV);
+  if (uv_tcp_getsockname(&c->metrics, (struct sockaddr *)&ss, &len) != 0) {
+    snprintf(out, cap, "?");
+    return;
   }
-  snprintf(out, cap, "%s:%s", host, serv);
+  rp_net_format_sockaddr(&ss, out, cap);
 }
 
 void cli_metrics_stop(cli *c) {

@@ -135,6 +135,11 @@ int rp_net_pool_get_address(const rp_net_pool *np,
 /* rp_net_pool_format_address writes "127.0.0.1:PORT" into |out|. */
 void rp_net_pool_format_address(const rp_net_pool *np, char *out, size_t cap);
 
+/* rp_net_format_sockaddr writes an IPv4 or IPv6 address with its port
+   ("127.0.0.1:53", "[::1]:53") into |out|. */
+void rp_net_format_sockaddr(const struct sockaddr_storage *ss, char *out,
+                            size_t cap);
+
 /* rp_net_pool_closed_cb is called once every handle of |np| is closed;
    |np| is freed right after it returns. */
 typedef void (*rp_net_pool_closed_cb)(rp_net_pool *np, void *user_data);

@@ -59,7 +59,7 @@ expect_exit() {
 expect_exit 2 remote "--listen: listen address 0\.0\.0\.0:0 is not a loopback address.*--allow-remote" \
   -r "$A" -l 0.0.0.0:0
 echo '{"listen": "0.0.0.0:0", "resolvers": ["'"$A"'"]}' >"$WORK/remote.json"
-expect_exit 2 remote_config "remote\.json: listen address 0\.0\.0\.0 is not a loopback address" \
+expect_exit 2 remote_config "remote\.json: listen address 0\.0\.0\.0:0 is not a loopback address" \
   -c "$WORK/remote.json"
 expect_exit 2 stats_path "--stats-json: cannot write in $WORK/none: No such file" \
   -r "$A" --stats-json "$WORK/none/stats.json"
