@@ -8,6 +8,7 @@ set boxwidth 0.9
 set yrange [0:110]
 set ylabel "% of the physical limit"
 set arrow from graph 0, first 75 to graph 1, first 75 nohead dt 2
+set label "75 % target" at graph 0.01, first 78
 set grid ytics
 set key outside right top vertical
 set xtics rotate by -25 scale 0
