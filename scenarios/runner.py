@@ -1152,25 +1152,16 @@ def resolver_profiles(setup):
     return out
 
 
-GNUPLOT_RATIOS = """set terminal pngcairo size {w},600 noenhanced font ",10"
-set output "{out}"
-set title "{title}"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set logscale y 2
-set yrange [{ylo}:{yhi}]
-set ylabel "ratio of median kbps (log 2 scale; 1 = level)"
-set grid ytics
-set key outside right top vertical
-set xtics rotate by -25 scale 0
-set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2
-set label "level" at graph 0.01, first 1.08
-set datafile missing "?"
-set datafile separator "\\t"
-plot {plots}
-"""
+# The ratios plot is the bars plot on a log 2 axis with a line at 1.
+GNUPLOT_RATIOS = GNUPLOT_BARS.replace(
+    'set logscale y\nset yrange [{ylo}:{yhi}]\n'
+    'set ylabel "download kbps (median, log scale)"',
+    'set logscale y 2\nset yrange [{ylo}:{yhi}]\n'
+    'set ylabel "ratio of median kbps (log 2 scale; 1 = level)"').replace(
+    'set datafile missing',
+    'set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2\n'
+    'set label "level" at graph 0.01, first 1.08\nset datafile missing')
+assert GNUPLOT_RATIOS != GNUPLOT_BARS and "log 2" in GNUPLOT_RATIOS
 
 
 def plot_ratios(res, log):
