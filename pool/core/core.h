@@ -147,6 +147,9 @@ struct rp_query {
   uint8_t nhedges;
   /* copies is how many copies this query is still to get. */
   uint8_t copies;
+  /* copy_stack is 1 when its copies may share a resolver with another
+     copy of it (a slow resolver: see copy_inflight_rtt). */
+  uint8_t copy_stack;
   /* had_copy is 1 once a copy of it went out. */
   uint8_t had_copy;
   /* nseen hashes (rp_copies_hash) of the answers delivered: a later

@@ -988,6 +988,35 @@ static rp_tstamp pool_copy_at(rp_pool *pool, const rp_res *r, rp_tstamp now) {
                        (rp_duration)(pool->set.copy_delay_rtt * (double)rtt));
 }
 
+/* pool_copies_fit trims |q|'s copies to what the client can take after
+   its first send went to |r|. With copy_inflight_rtt 0: none while more
+   than copy_max_inflight client queries are in flight, and the same over
+   a resolver no slower than copy_inflight_rtt (answers come back
+   together: two copies each on one fast resolver overflowed the real
+   MasterDnsVPN client's sockets). Over a slower one the bound is on
+   answers in flight, 2 x copy_max_inflight per copy_inflight_rtt of its
+   fastest round trip, counting each query with its copies, and the
+   copies may share a resolver. */
+static void pool_copies_fit(const rp_pool *pool, rp_query *q,
+                            const rp_res *r) {
+  rp_duration rtt = rp_rtt_fastest(&r->rtt), unit = pool->set.copy_inflight_rtt;
+  double limit = 2.0 * (double)pool->set.copy_max_inflight;
+
+  q->copy_stack = 0;
+  if (unit == 0 || rtt == RP_TSTAMP_UNSET || rtt <= unit) {
+    if (pool->ninflight > pool->set.copy_max_inflight) {
+      q->copies = 0;
+    }
+    return;
+  }
+  q->copy_stack = 1;
+  limit *= (double)rtt / (double)unit;
+  while (q->copies > 0 &&
+         (double)pool->ninflight * (double)(1u + q->copies) > limit) {
+    --q->copies;
+  }
+}
+
 /* pool_query_place sends |q| to the best resolver with capacity; when
    none has any it sends past a cap, waits or fails. Returns 0 or a fatal
    error. */
@@ -1135,6 +1164,10 @@ static int pool_drain(rp_pool *pool, rp_tstamp now) {
    fatal error. */
 static int pool_arm_copies(rp_pool *pool, rp_query *q, const rp_res *r,
                            rp_tstamp now) {
+  pool_copies_fit(pool, q, r);
+  if (q->copies == 0) {
+    return 0;
+  }
   q->copy_at = pool_copy_at(pool, r, now);
   if (q->copy_at <= now) {
     return pool_send_copies(pool, q, now);
@@ -1721,10 +1754,9 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   q->waited = 0;
   q->nstreams = 0;
   q->had_copy = 0;
+  q->copy_stack = 0;
   q->nseen = 0;
-  q->copies = pool->ninflight > pool->set.copy_max_inflight
-                  ? 0
-                  : (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
+  q->copies = (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
   rv = pool_query_place(pool, q, RP_TRY_FIRST, now);
   if (rv < 0) {
     return rv;

@@ -128,6 +128,16 @@ static int select_has_open_copy(const rp_query *q, uint32_t slot) {
   return 0;
 }
 
+/* select_open_count returns how many open tries |q| has at |slot|. */
+static size_t select_open_count(const rp_query *q, uint32_t slot) {
+  size_t i, n = 0;
+
+  for (i = 0; i < q->ntries; ++i) {
+    n += q->tries[i].open && q->tries[i].res == slot;
+  }
+  return n;
+}
+
 /* select_loss_ok returns 1 if |r|'s loss (its lower bound) is within
    band_loss of the lowest. */
 static int select_loss_ok(const rp_pool *pool, const rp_res *r) {
@@ -631,6 +641,7 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
   rp_res *best = NULL, *same = NULL, *r;
   rp_pq_entry *pe;
   double limit = -1.0;
+  size_t nopen, same_open = 0;
 
   (void)now;
   /* Among the unlimited resolvers as good as the soonest and surest
@@ -641,7 +652,10 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
      and never double up on the first send's resolver while another
      equally good one is there. Only when every candidate already has a
      try of the query (one unlimited resolver) does the copy go to one
-     of them, never twice. */
+     of them, never twice unless |q|'s copies may stack (a slow first
+     resolver, copy_inflight_rtt): then the one with the fewest open
+     tries of the query (a tunnel server answers each copy with other
+     data, wherever it came from). */
   while ((pe = rp_pq_top(&pool->unlim)) != NULL &&
          naside < RP_CORE_MAX_TRIES + SELECT_COPY_SPREAD &&
          ncand < SELECT_COPY_SPREAD) {
@@ -654,13 +668,16 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
     if (limit < 0.0) {
       limit = pool->set.band_ratio * r->cost + (double)pool->set.band_slack;
     }
-    if (select_has_open_copy(q, r->slot) ||
+    if ((!q->copy_stack && select_has_open_copy(q, r->slot)) ||
         r->inflight >= RP_CORE_RES_MAX_INFLIGHT || !select_loss_ok(pool, r)) {
       continue;
     }
     if (rp_select_has_open(q, r->slot)) {
-      if (same == NULL || r->use_seq < same->use_seq) {
+      nopen = select_open_count(q, r->slot);
+      if (same == NULL || nopen < same_open ||
+          (nopen == same_open && r->use_seq < same->use_seq)) {
         same = r;
+        same_open = nopen;
       }
       continue;
     }

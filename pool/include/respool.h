@@ -366,8 +366,18 @@ typedef struct rp_settings {
      client waits on few answers (over a slow resolver it carried 10x the
      data); with many in flight its answers come on top of a full stream
      and overflow the client's socket (the real MasterDnsVPN client lost
-     hundreds a second so and stalled for seconds). */
+     hundreds a second so and stalled for seconds). With
+     copy_inflight_rtt set, the bound is on answers instead (see there). */
   uint32_t copy_max_inflight;
+  /* copy_inflight_rtt, duration (0: the fixed bound above; 4 ms for kind
+     masterdns): copies go while the client's queries in flight, each
+     counted with its copies, are at most 2 x copy_max_inflight answers
+     per this much of the first resolver's fastest round trip. Answers
+     come spread over one round trip: over a 20 ms resolver 240 answers
+     in flight arrive no faster than 48 over 4 ms; and the copies may
+     share a resolver. Over a resolver no slower than this the fixed
+     bound holds. */
+  rp_duration copy_inflight_rtt;
   /* extra_budget: copies and hedges together are at most this x the
      first sends of the last extra_window, ratio (2.5: MasterDNS's
      duplicate 3 fits). */

@@ -330,6 +330,43 @@ static void test_core_timing_copies_inflight(void **state) {
   h_free(&h);
 }
 
+/* With copy_inflight_rtt (kind masterdns) the bound on copies scales with
+   the round trip, counting answers: over a 20 ms server whose copies
+   carry data, 2 500 queries/s (50 in flight, over the fixed bound of 24)
+   still get both copies of duplicate 3, on that one resolver; over a
+   1 ms one a query gets at most one copy (the copies never share a fast
+   resolver: their answers would land on the client with the first). The real MasterDnsVPN client over one 10 ms resolver moved 2.4x
+   as much so. */
+static void scaled_settings(rp_settings *set) {
+  h_default_settings(set);
+  set->duplicate = 3;
+  set->copy_delay_rtt = 0.0;
+  set->copy_inflight_rtt = 4 * MS;
+}
+
+static void test_core_timing_copies_inflight_rtt(void **state) {
+  harness h;
+  rp_settings set;
+  double share;
+
+  (void)state;
+  scaled_settings(&set);
+  assert_int_equal(h_init(&h, &set, 53), 0);
+  h_add(&h, &(h_fake){.delay = 20 * MS, .varied = 1});
+  h_run(&h, 2 * S, 500);
+  assert_true(copies_per_query(&h, 500, 2 * S) > 1.5);
+  assert_true(copies_per_query(&h, 2500, 2 * S) > 1.5);
+  h_free(&h);
+
+  scaled_settings(&set);
+  assert_int_equal(h_init(&h, &set, 54), 0);
+  h_add(&h, &(h_fake){.delay = 1 * MS, .varied = 1});
+  h_run(&h, 2 * S, 500);
+  share = copies_per_query(&h, 500, 2 * S);
+  assert_true(share > 0.5 && share <= 1.0);
+  h_free(&h);
+}
+
 /* Over plain resolvers (every copy's answer repeats the first) copies
    fall to the probes within a few seconds, whatever duplicate says: the
    dnsperf run of the copies issue sent 210 970 copies for 246 293
@@ -539,6 +576,7 @@ int main(void) {
       cmocka_unit_test(test_core_timing_copies_adapt),
       cmocka_unit_test(test_core_timing_copies_plain),
       cmocka_unit_test(test_core_timing_copies_inflight),
+      cmocka_unit_test(test_core_timing_copies_inflight_rtt),
       cmocka_unit_test(test_core_timing_extra_budget),
       cmocka_unit_test(test_core_timing_down_and_back),
       cmocka_unit_test(test_core_timing_revival_full_share),
