@@ -1756,7 +1756,13 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   q->had_copy = 0;
   q->copy_stack = 0;
   q->nseen = 0;
-  q->copies = (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
+  /* With the fixed bound a query over it takes no plan (a probe copy
+     waits for a query that may have it); pool_copies_fit trims the rest
+     once the first resolver is known. */
+  q->copies = pool->set.copy_inflight_rtt == 0 &&
+                      pool->ninflight > pool->set.copy_max_inflight
+                  ? 0
+                  : (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
   rv = pool_query_place(pool, q, RP_TRY_FIRST, now);
   if (rv < 0) {
     return rv;
