@@ -974,9 +974,10 @@ static int pool_arm_copies(rp_pool *pool, rp_query *q, const rp_res *r,
                            rp_tstamp now);
 
 /* pool_copy_at returns when |q|'s copies go: a quarter of a round trip
-   of its first resolver after the first send. */
+   of its first resolver after the first send, or with it when that is
+   less than copy_min_delay. */
 static rp_tstamp pool_copy_at(rp_pool *pool, const rp_res *r, rp_tstamp now) {
-  rp_duration rtt = rp_rtt_fastest(&r->rtt);
+  rp_duration rtt = rp_rtt_fastest(&r->rtt), delay;
   const rp_pq_entry *pe;
 
   if (rtt == RP_TSTAMP_UNSET) {
@@ -984,8 +985,8 @@ static rp_tstamp pool_copy_at(rp_pool *pool, const rp_res *r, rp_tstamp now) {
     rtt = pe ? rp_rtt_fastest(&rp_container_of_const(pe, rp_res, e_unlim)->rtt)
              : 0;
   }
-  return rp_tstamp_add(now,
-                       (rp_duration)(pool->set.copy_delay_rtt * (double)rtt));
+  delay = (rp_duration)(pool->set.copy_delay_rtt * (double)rtt);
+  return rp_tstamp_add(now, delay < pool->set.copy_min_delay ? 0 : delay);
 }
 
 /* pool_copies_fit trims |q|'s copies to what the client can take after

@@ -48,6 +48,7 @@
 #define SETTINGS_DUP_GENERIC 2
 #define SETTINGS_MAX_QUERY_LEN 1232
 #define SETTINGS_COPY_INFLIGHT_RTT_MASTERDNS (4 * RP_MILLISECONDS)
+#define SETTINGS_COPY_MIN_DELAY (1 * RP_MILLISECONDS)
 
 void rp_settings_default(rp_settings *settings, rp_kind kind) {
   memset(settings, 0, sizeof(*settings));
@@ -105,6 +106,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .max_hedges = 2,
 
       .copy_delay_rtt = 0.25,
+      .copy_min_delay = SETTINGS_COPY_MIN_DELAY,
       .copy_window = 8,
       .copy_step = 0.5,
       .copy_probe_interval = 2 * RP_SECONDS,

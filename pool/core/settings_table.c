@@ -125,6 +125,8 @@ static const rp_settings_field settings_table[] = {
     SETTINGS_FIELD(max_hedges, RP_SETTINGS_U32, "most hedges per query"),
     SETTINGS_FIELD(copy_delay_rtt, RP_SETTINGS_DOUBLE,
                    "copy delay after the first send, in round trips"),
+    SETTINGS_FIELD(copy_min_delay, RP_SETTINGS_DURATION,
+                   "a copy due sooner than this goes with the first send"),
     SETTINGS_FIELD(copy_window, RP_SETTINGS_U32,
                    "copies' answers judged at once"),
     SETTINGS_FIELD(copy_step, RP_SETTINGS_DOUBLE,

@@ -221,6 +221,46 @@ static void test_core_timing_copies_at_once(void **state) {
   h_free(&h);
 }
 
+/* A copy due sooner than copy_min_delay (1 ms) goes with its first send:
+   over a 2 ms resolver a quarter round trip is 0.5 ms, which the
+   runtime's millisecond timer would turn into a copy after the answer.
+   With copy_min_delay 0 the same copy waits its 0.5 ms. */
+static void min_delay_run(rp_duration min_delay, size_t *at_once) {
+  harness h;
+  rp_settings set;
+  size_t k, before;
+
+  h_default_settings(&set);
+  set.duplicate = 2;
+  set.copy_min_delay = min_delay;
+  assert_int_equal(h_init(&h, &set, 57), 0);
+  h_add(&h, &(h_fake){.delay = 2 * MS, .varied = 1});
+  h_add(&h, &(h_fake){.delay = 2 * MS, .varied = 1});
+  h_run(&h, 2 * S, 200);
+  h_step_to(&h, h.now + 100 * MS);
+  *at_once = 0;
+  for (k = 0; k < 20; ++k) {
+    before = h.nsends;
+    (void)h_submit(&h);
+    *at_once += h.nsends - before == 2;
+    h_step_to(&h, h.now + 10 * MS);
+  }
+  h_free(&h);
+}
+
+static void test_core_timing_copies_min_delay(void **state) {
+  rp_settings set;
+  size_t at_once;
+
+  (void)state;
+  rp_settings_default(&set, RP_KIND_GENERIC);
+  assert_true(set.copy_min_delay == 1 * MS);
+  min_delay_run(1 * MS, &at_once);
+  assert_int_equal(at_once, 20);
+  min_delay_run(0, &at_once);
+  assert_int_equal(at_once, 0);
+}
+
 /* Equally good unlimited resolvers share the copies (least recently
    used first among those as good as the best). */
 static void test_core_timing_copies_spread(void **state) {
@@ -572,6 +612,7 @@ int main(void) {
       cmocka_unit_test(test_core_timing_early_hedge),
       cmocka_unit_test(test_core_timing_copies),
       cmocka_unit_test(test_core_timing_copies_at_once),
+      cmocka_unit_test(test_core_timing_copies_min_delay),
       cmocka_unit_test(test_core_timing_copies_spread),
       cmocka_unit_test(test_core_timing_copies_adapt),
       cmocka_unit_test(test_core_timing_copies_plain),
