@@ -353,8 +353,8 @@ typedef struct rp_settings {
      goes with it, ns (1 ms, the runtime's timer step). A quarter of a
      0.3 ms round trip waited for the next millisecond tick, after the
      answer: the copy never went (the real MasterDnsVPN client, one fast
-     resolver: 4 000 copies for 31 000 queries, 49 700 kbps; with them
-     at once 20 000 copies, 88 000-97 000 kbps). */
+     resolver: 3 200 copies, 58 000-71 000 kbps; with them at once
+     21 000-23 000 copies, 104 000-107 000 kbps). */
   rp_duration copy_min_delay;
   /* copy_window is how many judgements of copies (did a later answer to
      a query with a copy carry other bytes than the first?) change the
