@@ -158,6 +158,29 @@ static void test_core_caps_wait_for_token(void **state) {
   assert_int_equal(h.failed, 1);
   assert_int_equal(h_pstats(&h).waits, 0);
   h_free(&h);
+
+  /* Kind masterdns waits token_wait 100 ms (the generic kind 300 ms):
+     the same refusing resolver fails the query at 110 ms. */
+  {
+    rp_settings set;
+
+    rp_settings_default(&set, RP_KIND_GENERIC);
+    assert_true(set.token_wait == 300 * MS);
+    rp_settings_default(&set, RP_KIND_MASTERDNS);
+    assert_true(set.token_wait == 100 * MS);
+    set.duplicate = 1;
+    set.assume_qps = 10.0;
+    set.max_inflight = 4096;
+    set.max_resolvers = 64;
+    assert_int_equal(h_init(&h, &set, 34), 0);
+  }
+  h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
+  h_submit(&h);
+  h_step_to(&h, 109 * MS);
+  assert_int_equal(h.failed, 0);
+  h_step_to(&h, 110 * MS);
+  assert_int_equal(h.failed, 1);
+  h_free(&h);
 }
 
 /* Probation never fails a query at once: with wait_for_token 0, queries
