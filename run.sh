@@ -16,7 +16,7 @@ JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 PACKAGES=(cmake pkg-config make gcc libuv1-dev libssl-dev libcjson-dev
   libcmocka-dev libnghttp2-dev gnuplot-nox dnsperf dnsutils knot-dnsutils
-  dnsdist clang libclang-rt-14-dev openssl valgrind python3 curl)
+  dnsdist clang libclang-rt-14-dev openssl valgrind python3 curl dpkg-dev)
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 

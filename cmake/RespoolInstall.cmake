@@ -30,3 +30,22 @@ install(FILES ${PROJECT_SOURCE_DIR}/docs/respool.1
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${PROJECT_SOURCE_DIR}/dist/respool.service
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/systemd/system)
+
+# `cpack -G DEB` (in the build directory) builds a Debian package of the
+# same files under /usr. The binary links libuv, OpenSSL, cJSON and
+# nghttp2 dynamically: dpkg-shlibdeps finds the package of each.
+set(CPACK_GENERATOR "DEB")
+set(CPACK_PACKAGE_NAME "respool")
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_VENDOR "respool")
+set(CPACK_PACKAGE_CONTACT "respool developers <respool@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "smart resolver pool for DNS tunnels (dnstt, MasterDnsVPN)")
+set(CPACK_PACKAGE_DESCRIPTION
+  "One local resolver for a DNS tunnel client that spreads its queries over many upstream resolvers, learning rate caps, hedging and copying.")
+set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION "net")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE")
+include(CPack)

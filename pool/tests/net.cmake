@@ -44,6 +44,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/readme_quickstart.sh)
     rp_add_script_test(integration install
       ${_rp_net_scripts}/install.sh)
+    rp_add_script_test(integration install_deb
+      ${_rp_net_scripts}/deb.sh)
     # DoT and DoH against Debian's dnsdist, discovery over 58 000
     # candidates (issue 5).
     rp_add_script_test(integration net_tls_dot_doh
