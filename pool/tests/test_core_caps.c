@@ -164,14 +164,11 @@ static void test_core_caps_wait_for_token(void **state) {
   {
     rp_settings set;
 
-    rp_settings_default(&set, RP_KIND_GENERIC);
+    h_default_settings(&set);
     assert_true(set.token_wait == 300 * MS);
-    rp_settings_default(&set, RP_KIND_MASTERDNS);
+    h_kind_settings(&set, RP_KIND_MASTERDNS);
     assert_true(set.token_wait == 100 * MS);
-    set.duplicate = 1;
     set.assume_qps = 10.0;
-    set.max_inflight = 4096;
-    set.max_resolvers = 64;
     assert_int_equal(h_init(&h, &set, 34), 0);
   }
   h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});

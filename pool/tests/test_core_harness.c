@@ -366,11 +366,15 @@ static void h_rand_cb(uint8_t *dest, size_t len, void *ud) {
 
 /* Lifecycle -------------------------------------------------------- */
 
-void h_default_settings(rp_settings *set) {
-  rp_settings_default(set, RP_KIND_GENERIC);
+void h_kind_settings(rp_settings *set, rp_kind kind) {
+  rp_settings_default(set, kind);
   set->duplicate = 1;
   set->max_inflight = 4096;
   set->max_resolvers = 64;
+}
+
+void h_default_settings(rp_settings *set) {
+  h_kind_settings(set, RP_KIND_GENERIC);
 }
 
 static void h_log_cb(rp_log_level level, uint32_t category, const char *line,

@@ -188,6 +188,9 @@ size_t h_build_query(uint64_t qn, uint8_t *out, size_t cap);
    copies off (duplicate 1) unless a test turns them on. */
 void h_default_settings(rp_settings *set);
 
+/* h_kind_settings is h_default_settings for |kind|'s defaults. */
+void h_kind_settings(rp_settings *set, rp_kind kind);
+
 /* h_sends_to counts recorded sends to fake |i| with all |flags|. */
 size_t h_sends_to(const harness *h, size_t i, uint32_t flags);
 
