@@ -176,33 +176,51 @@ static void resp_connection(uv_stream_t *server, int status) {
   }
 }
 
-static void resp_start_port(responder *r, uv_loop_t *loop, int port) {
-  int namelen = sizeof(r->addr), tries, rv = -1;
+/* A reserved port: a UDP and a TCP socket of 127.0.0.1 bound to one
+   free port number, the TCP one not listening (a connect to it is
+   refused), so nothing else on the machine can take the number before a
+   responder starts on it. Port 0 gives a free UDP port whose TCP twin may
+   be taken: try again on a fresh pair. */
+typedef struct {
+  int udp, tcp, port;
+} port_reservation;
+
+static void port_reserve(port_reservation *pr) {
+  int tries;
+  pr->udp = pr->tcp = -1;
+  for (tries = 0; tries < 50; ++tries) {
+    struct sockaddr_in a;
+    socklen_t alen = sizeof(a);
+    int udp = socket(AF_INET, SOCK_DGRAM, 0);
+    int tcp = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(udp, (const struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(udp, (struct sockaddr *)&a, &alen) == 0 &&
+        bind(tcp, (const struct sockaddr *)&a, sizeof(a)) == 0) {
+      pr->udp = udp;
+      pr->tcp = tcp;
+      pr->port = ntohs(a.sin_port);
+      return;
+    }
+    close(udp);
+    close(tcp);
+  }
+  fail_msg("no free UDP and TCP port pair on 127.0.0.1 in 50 tries");
+}
+
+/* resp_start_reserved starts a responder on a reserved port's sockets
+   (the responder owns them from then on). */
+static void resp_start_reserved(responder *r, uv_loop_t *loop,
+                                const port_reservation *pr) {
+  int namelen = sizeof(r->addr);
   memset(r, 0, sizeof(*r));
   assert_int_equal(uv_timer_init(loop, &r->delay_timer), 0);
   r->delay_timer.data = r;
-  /* Port 0: a free UDP port whose TCP twin may be taken; try again on a
-     fresh pair of sockets (raw, so no libuv handle is re-initialised). */
-  for (tries = 0; tries < 20 && rv != 0; ++tries) {
-    int udp = socket(AF_INET, SOCK_DGRAM, 0);
-    int tcp = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    socklen_t alen = sizeof(r->addr);
-    uv_ip4_addr("127.0.0.1", port, &r->addr);
-    setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(udp, (const struct sockaddr *)&r->addr, sizeof(r->addr)) == 0 &&
-        getsockname(udp, (struct sockaddr *)&r->addr, &alen) == 0 &&
-        bind(tcp, (const struct sockaddr *)&r->addr, sizeof(r->addr)) == 0) {
-      assert_int_equal(uv_udp_init(loop, &r->udp), 0);
-      assert_int_equal(uv_tcp_init(loop, &r->tcp), 0);
-      assert_int_equal(uv_udp_open(&r->udp, udp), 0);
-      assert_int_equal(uv_tcp_open(&r->tcp, tcp), 0);
-      rv = 0;
-    } else {
-      close(udp);
-      close(tcp);
-    }
-  }
-  assert_int_equal(rv, 0);
+  assert_int_equal(uv_udp_init(loop, &r->udp), 0);
+  assert_int_equal(uv_tcp_init(loop, &r->tcp), 0);
+  assert_int_equal(uv_udp_open(&r->udp, pr->udp), 0);
+  assert_int_equal(uv_tcp_open(&r->tcp, pr->tcp), 0);
   r->udp.data = r->tcp.data = r;
   uv_udp_getsockname(&r->udp, (struct sockaddr *)&r->addr, &namelen);
   assert_int_equal(uv_listen((uv_stream_t *)&r->tcp, 8, resp_connection), 0);
@@ -210,7 +228,9 @@ static void resp_start_port(responder *r, uv_loop_t *loop, int port) {
 }
 
 static void resp_start(responder *r, uv_loop_t *loop) {
-  resp_start_port(r, loop, 0);
+  port_reservation pr;
+  port_reserve(&pr);
+  resp_start_reserved(r, loop, &pr);
 }
 
 static void resp_stop(responder *r) {
@@ -606,31 +626,19 @@ static void test_net_tcp_reconnect(void **state) {
   fx_finish(&f);
 }
 
-/* free_port returns a TCP port of 127.0.0.1 that nothing listens on. */
-static int free_port(uv_loop_t *loop) {
-  struct sockaddr_in a;
-  uv_tcp_t probe;
-  int namelen = sizeof(a);
-  uv_tcp_init(loop, &probe);
-  uv_ip4_addr("127.0.0.1", 0, &a);
-  uv_tcp_bind(&probe, (const struct sockaddr *)&a, 0);
-  uv_tcp_getsockname(&probe, (struct sockaddr *)&a, &namelen);
-  uv_close((uv_handle_t *)&probe, NULL);
-  uv_run(loop, UV_RUN_NOWAIT);
-  return ntohs(a.sin_port);
-}
-
 static void test_net_recheck(void **state) {
   fixture f;
   responder late;
   rp_net_options opts;
   rp_net_resolver_info info;
   char spec[64], err[RP_CONFIG_ERRLEN];
-  int port;
+  port_reservation pr;
   (void)state;
   fx_init(&f);
-  port = free_port(&f.loop);
-  snprintf(spec, sizeof(spec), "tcp://127.0.0.1:%d", port);
+  /* The port stays reserved while the resolver is down (its TCP socket
+     bound, not listening), so a parallel test cannot take it first. */
+  port_reserve(&pr);
+  snprintf(spec, sizeof(spec), "tcp://127.0.0.1:%d", pr.port);
   assert_int_equal(
       rp_config_add_resolver(&f.cfg, spec, "test", "-r", err, sizeof(err)), 0);
   opts = (rp_net_options){.config = &f.cfg,
@@ -646,7 +654,7 @@ static void test_net_recheck(void **state) {
   }
   /* The resolver comes up: the next re-check (fewer than 10 work) adds
      it, after the TCP backoff has passed. */
-  resp_start_port(&late, &f.loop, port);
+  resp_start_reserved(&late, &f.loop, &pr);
   for (;;) {
     rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
     if (info.check == RP_NET_CHECK_PASSED) {
