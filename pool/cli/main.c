@@ -68,8 +68,12 @@ static void cli_usage(FILE *f) {
           "loopback\n"
           "                          (anyone who reaches it may use the "
           "pool)\n"
-          "  -k, --kind KIND         dnstt, masterdns or generic (default "
-          "generic)\n"
+          "  -k, --kind KIND         auto, dnstt, masterdns or generic "
+          "(default auto:\n"
+          "                          generic until the queries show dnstt "
+          "or\n"
+          "                          MasterDnsVPN, then that kind's "
+          "defaults)\n"
           "  -s, --stats INTERVAL    print a per-resolver table on stderr "
           "every\n"
           "                          INTERVAL (e.g. 5s)\n"
@@ -443,8 +447,8 @@ int main(int argc, char **argv) {
     cfg.has_kind = 1;
     if (rv != 0) {
       snprintf(err, sizeof(err),
-               "command line: --kind: expected dnstt, masterdns or generic "
-               "(%s)",
+               "command line: --kind: expected auto, dnstt, masterdns or "
+               "generic (%s)",
                kind);
     }
   }
@@ -520,11 +524,16 @@ int main(int argc, char **argv) {
     const rp_settings_field *f = rp_settings_fields(&n);
     char value[RP_SETTINGS_VALUELEN];
 
-    rp_settings_default(&set, cfg.has_kind ? cfg.kind : RP_KIND_GENERIC);
+    rp_kind lk = cfg.has_kind ? cfg.kind : RP_KIND_AUTO;
+
+    rp_settings_default(&set, lk);
     rp_config_apply(&cfg, &set);
-    printf("tuning constants for kind %s (--set NAME=VALUE, or \"tuning\" in "
-           "the config):\n",
-           rp_config_kind_str(cfg.has_kind ? cfg.kind : RP_KIND_GENERIC));
+    printf("tuning constants for kind %s%s (--set NAME=VALUE, or \"tuning\" "
+           "in the config):\n",
+           rp_config_kind_str(lk),
+           lk == RP_KIND_AUTO ? " (generic's until the queries show the "
+                                "tunnel)"
+                              : "");
     for (i = 0; i < n; ++i) {
       rp_settings_format(&set, &f[i], value, sizeof(value));
       printf("  %-20s %-10s %s\n", f[i].name, value, f[i].help);
@@ -616,7 +625,7 @@ int main(int argc, char **argv) {
     printf("configuration OK: %zu resolver%s, listen %s, kind %s, "
            "start-up check %s\n",
            cfg.nresolvers, cfg.nresolvers == 1 ? "" : "s", host,
-           rp_config_kind_str(cfg.has_kind ? cfg.kind : RP_KIND_GENERIC),
+           rp_config_kind_str(cfg.has_kind ? cfg.kind : RP_KIND_AUTO),
            cfg.pretest_domain && cfg.pretest_domain[0] == '\0'
                ? "off"
                : (cfg.pretest_domain ? cfg.pretest_domain : "example.com"));
@@ -627,7 +636,7 @@ int main(int argc, char **argv) {
   cli_raise_nofile();
   c.loop = uv_default_loop();
   opts.config = &cfg;
-  opts.kind = RP_KIND_GENERIC;
+  opts.kind = RP_KIND_AUTO;
   opts.log = cli_log;
   opts.log_level = c.log_level;
   opts.user_data = &c;

@@ -67,14 +67,15 @@ void cli_print_table(cli *c, rp_tstamp now) {
   fprintf(stderr,
           "queries=%llu delivered=%llu failed=%llu waits=%llu copies=%llu "
           "(data %llu, repeat %llu) hedges=%llu repeats_dropped=%llu "
-          "extras_skipped=%llu inflight=%zu up=%zu/%zu\n",
+          "extras_skipped=%llu inflight=%zu up=%zu/%zu kind=%s\n",
           (unsigned long long)ps.queries, (unsigned long long)ps.delivered,
           (unsigned long long)ps.failed, (unsigned long long)ps.waits,
           (unsigned long long)ps.copies, (unsigned long long)ps.copies_data,
           (unsigned long long)ps.copies_repeat, (unsigned long long)ps.hedges,
           (unsigned long long)ps.repeats_dropped,
           (unsigned long long)ps.extras_skipped, ps.inflight, ps.nup,
-          ps.nresolvers);
+          ps.nresolvers,
+          rp_config_kind_str(rp_pool_kind(rp_net_pool_get_core(c->np))));
 }
 
 /* cli_write_json writes the stats to c->stats_json (temp + rename). */
@@ -131,6 +132,9 @@ void cli_write_json(cli *c, rp_tstamp now) {
   rp_net_pool_get_counters(c->np, &nc);
   pool = cJSON_AddObjectToObject(root, "pool");
   if (pool) {
+    cJSON_AddStringToObject(
+        pool, "kind",
+        rp_config_kind_str(rp_pool_kind(rp_net_pool_get_core(c->np))));
     cJSON_AddNumberToObject(pool, "queries", (double)ps.queries);
     cJSON_AddNumberToObject(pool, "delivered", (double)ps.delivered);
     cJSON_AddNumberToObject(pool, "failed", (double)ps.failed);

@@ -18,6 +18,7 @@
 #include "pq.h"
 #include "ratelim.h"
 #include "rtt.h"
+#include "sense.h"
 #include "util.h"
 
 /* RP_CORE_MAX_TRIES is the most tries one query may have over its life
@@ -248,6 +249,10 @@ typedef struct rp_res {
 
 struct rp_pool {
   rp_settings set;
+  /* by_kind holds the settings for each kind recognised (RP_KIND_COUNT
+     of them), or NULL when the pool does not sense its kind. */
+  rp_settings *by_kind;
+  rp_sense sense;
   rp_callbacks cb;
   rp_mem mem;
   void *user_data;

@@ -343,6 +343,74 @@ fail_pool:
   return rv;
 }
 
+int rp_pool_sense_kind(rp_pool *pool, const rp_settings *by_kind) {
+  size_t k;
+
+  if (pool == NULL || by_kind == NULL || pool->stats.queries != 0) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  for (k = 0; k < RP_KIND_COUNT; ++k) {
+    const rp_settings *s = &by_kind[k];
+    if (rp_settings_check(s) != 0 ||
+        s->max_inflight != pool->set.max_inflight ||
+        s->max_resolvers != pool->set.max_resolvers ||
+        s->max_query_len != pool->set.max_query_len ||
+        s->load_balance != pool->set.load_balance) {
+      return RP_ERR_INVALID_ARGUMENT;
+    }
+  }
+  if (pool->by_kind == NULL) {
+    pool->by_kind = pool->mem.malloc(RP_KIND_COUNT * sizeof(rp_settings),
+                                     pool->mem.user_data);
+    if (pool->by_kind == NULL) {
+      return RP_ERR_NOMEM;
+    }
+  }
+  memcpy(pool->by_kind, by_kind, RP_KIND_COUNT * sizeof(rp_settings));
+  for (k = 0; k < RP_KIND_COUNT; ++k) {
+    pool->by_kind[k].probe_name[sizeof(pool->by_kind[k].probe_name) - 1] =
+        '\0';
+  }
+  rp_sense_init(&pool->sense);
+  return 0;
+}
+
+rp_kind rp_pool_kind(const rp_pool *pool) {
+  if (pool->by_kind == NULL) {
+    return RP_KIND_GENERIC;
+  }
+  return pool->sense.state == RP_SENSE_SENSING ? RP_KIND_AUTO
+                                               : pool->sense.kind;
+}
+
+/* pool_sense feeds a client query's question to the kind sensing and,
+   on a verdict, takes that kind's settings. The copy level keeps its
+   place: full stays full (a level of duplicate - 1), a lower one stays
+   where it was, within the new bound. */
+static void pool_sense(rp_pool *pool, const rp_dns_question *question,
+                       rp_tstamp now) {
+  uint32_t old_max = pool->set.duplicate - 1, new_max;
+
+  if (!rp_sense_feed(&pool->sense, question)) {
+    return;
+  }
+  pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_CFG, now,
+           "ev=kind kind=%s queries=%u looked=%u base36=%u",
+           pool->sense.kind == RP_KIND_MASTERDNS ? "masterdns"
+           : pool->sense.kind == RP_KIND_DNSTT   ? "dnstt"
+                                                 : "generic",
+           pool->sense.seen, pool->sense.looked, pool->sense.base36);
+  if (pool->sense.kind == RP_KIND_GENERIC) {
+    return;
+  }
+  pool->set = pool->by_kind[pool->sense.kind];
+  new_max = pool->set.duplicate - 1;
+  if (pool->copies.level >= (double)old_max ||
+      pool->copies.level > (double)new_max) {
+    pool->copies.level = (double)new_max;
+  }
+}
+
 void rp_pool_del(rp_pool *pool) {
   rp_mem m;
   size_t i;
@@ -373,6 +441,7 @@ void rp_pool_del(rp_pool *pool) {
   rp_idmap_free(&pool->ids);
   m.free(pool->qbufs, m.user_data);
   m.free(pool->queries, m.user_data);
+  m.free(pool->by_kind, m.user_data);
   m.free(pool, m.user_data);
 }
 
@@ -1725,6 +1794,9 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   if (len > pool->set.max_query_len) {
     ++pool->stats.malformed;
     return pool_fail_bytes(pool, client, query, len, RP_DNS_RCODE_SERVFAIL);
+  }
+  if (pool->by_kind != NULL && pool->sense.state == RP_SENSE_SENSING) {
+    pool_sense(pool, &msg.question, now);
   }
   if (rp_list_empty(&pool->free_q)) {
     ++pool->stats.full;

@@ -42,6 +42,8 @@
  *   most token_wait (300 ms); a plain stub resolver also prefers a late
  *   answer to a SERVFAIL. Copies are safe for an unknown client: every
  *   answer carries its own ID and a stub ignores the extra one.
+ *   auto: generic's values here; the pool takes another kind's once its
+ *   client's queries show it (sense.h, rp_pool_sense_kind).
  */
 #include "core.h"
 
@@ -153,6 +155,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
     settings->token_wait = SETTINGS_TOKEN_WAIT_MASTERDNS;
     break;
   case RP_KIND_GENERIC:
+  case RP_KIND_AUTO:
     break;
   }
 }

@@ -111,8 +111,14 @@ typedef struct rp_pool rp_pool;
 typedef enum rp_kind {
   RP_KIND_GENERIC = 0, /* a client the pool knows nothing about */
   RP_KIND_DNSTT,
-  RP_KIND_MASTERDNS
+  RP_KIND_MASTERDNS,
+  /* auto: generic until the client's queries show dnstt or MasterDNS
+     (rp_pool_sense_kind); rp_settings_default gives generic's values. */
+  RP_KIND_AUTO
 } rp_kind;
+
+/* RP_KIND_COUNT is the number of concrete kinds (auto left out). */
+#define RP_KIND_COUNT 3
 
 /* rp_balance is the load_balance strategy. */
 typedef enum rp_balance {
@@ -552,6 +558,20 @@ typedef struct rp_callbacks {
 int rp_pool_new(rp_pool **ppool, const rp_settings *settings,
                 const rp_callbacks *callbacks, const rp_mem *mem,
                 void *user_data);
+
+/* rp_pool_sense_kind makes |pool| recognise the tunnel behind it from
+   the names of its client queries (docs/pool-behaviour.md, "Kind auto")
+   and then run with |by_kind[k]| (RP_KIND_COUNT entries, indexed by
+   rp_kind; the generic entry is not used) for the kind k recognised. Each
+   entry must pass rp_settings_check and keep the pool's max_inflight,
+   max_resolvers, max_query_len and load_balance. Call it before the first
+   rp_pool_submit. Returns 0, RP_ERR_INVALID_ARGUMENT or RP_ERR_NOMEM. */
+int rp_pool_sense_kind(rp_pool *pool, const rp_settings *by_kind);
+
+/* rp_pool_kind returns the kind |pool| recognised: RP_KIND_AUTO while it
+   is still looking, RP_KIND_GENERIC when it found none or was not asked
+   to look. */
+rp_kind rp_pool_kind(const rp_pool *pool);
 
 /* rp_pool_del frees |pool| without calling any callback. NULL is a
    no-op. */

@@ -69,7 +69,10 @@ typedef struct rp_net_options {
   /* config is the parsed configuration (resolvers, listen, scores_file,
      pretest_domain and the settings overrides). Read at start only. */
   const rp_config *config;
-  /* kind is used when config->has_kind is 0. */
+  /* kind is used when config->has_kind is 0. RP_KIND_AUTO: the generic
+     defaults until the client's queries show the tunnel, then that kind's
+     (rp_pool_sense_kind), the config applied to each; not with
+     |settings| given. */
   rp_kind kind;
   /* score_type is appended to "dnstt_resolvers" in the score file key
      (e.g. "TXT"); NULL for none. */

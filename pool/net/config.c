@@ -67,6 +67,8 @@ const char *rp_config_kind_str(rp_kind kind) {
     return "dnstt";
   case RP_KIND_MASTERDNS:
     return "masterdns";
+  case RP_KIND_AUTO:
+    return "auto";
   }
   return "unknown";
 }
@@ -551,7 +553,7 @@ static int config_member(config_ctx *ctx, const cJSON *item) {
   } else if (strcmp(k, "kind") == 0) {
     if (!cJSON_IsString(item) ||
         rp_config_parse_kind(item->valuestring, &cfg->kind) != 0) {
-      return config_fail(ctx, k, item, "expected dnstt, masterdns or generic");
+      return config_fail(ctx, k, item, "expected auto, dnstt, masterdns or generic");
     }
     cfg->has_kind = 1;
   } else if (strcmp(k, "listen") == 0) {
@@ -643,7 +645,7 @@ int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
       if (!cJSON_IsString(type) ||
           rp_config_parse_kind(type->valuestring, &kind) != 0) {
         rv = config_fail(&ctx, "type", type,
-                         "expected dnstt, masterdns or generic");
+                         "expected auto, dnstt, masterdns or generic");
       } else {
         cfg->kind = kind;
         cfg->has_kind = 1;

@@ -53,6 +53,8 @@ int rp_config_parse_kind(const char *text, rp_kind *pkind) {
     *pkind = RP_KIND_MASTERDNS;
   } else if (strcmp(text, "generic") == 0) {
     *pkind = RP_KIND_GENERIC;
+  } else if (strcmp(text, "auto") == 0) {
+    *pkind = RP_KIND_AUTO;
   } else {
     return RP_ERR_CONFIG;
   }

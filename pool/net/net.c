@@ -595,6 +595,21 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
     snprintf(err, errlen, "cannot create the pool: %s", rp_strerror(rv));
     goto fail_early;
   }
+  if (np->kind == RP_KIND_AUTO && options->settings == NULL) {
+    /* Each kind's defaults with the same config and overrides. */
+    rp_settings by_kind[RP_KIND_COUNT];
+    for (i = 0; i < RP_KIND_COUNT; ++i) {
+      rp_settings_default(&by_kind[i], (rp_kind)i);
+      rp_config_apply(cfg, &by_kind[i]);
+      by_kind[i].log_level = np->settings.log_level;
+      by_kind[i].log_categories = np->settings.log_categories;
+    }
+    rv = rp_pool_sense_kind(np->core, by_kind);
+    if (rv != 0) {
+      snprintf(err, errlen, "cannot sense the kind: %s", rp_strerror(rv));
+      goto fail_early;
+    }
+  }
 
   if (cfg->has_listen) {
     listen = cfg->listen;

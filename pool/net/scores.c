@@ -52,6 +52,8 @@ const char *rp_scores_key(rp_kind kind, const char *type, char *buf,
     snprintf(buf, cap, "masterdns_resolvers");
     break;
   case RP_KIND_GENERIC:
+  case RP_KIND_AUTO:
+    /* auto starts generic; the scores were kept there before it. */
     snprintf(buf, cap, "generic_resolvers");
     break;
   }

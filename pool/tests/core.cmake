@@ -13,7 +13,7 @@ endforeach()
 rp_add_test(unit core_settings
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_settings.c LIBS rp_core)
 # Module-level tests (internal headers).
-foreach(t ratelim rtt health)
+foreach(t ratelim rtt health sense)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c)
     rp_add_test(unit core_${t}
       SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c LIBS rp_core)

@@ -152,9 +152,15 @@ static uint64_t h_qn_of(const uint8_t *data, size_t len) {
   unsigned long long n = 0;
 
   if (rp_dns_parse(&msg, data, len) != 0 || !msg.has_question ||
-      rp_dns_name_to_text(&msg.question.name, text, sizeof(text)) < 0 ||
-      sscanf(text, "q%llu.", &n) != 1) {
+      rp_dns_name_to_text(&msg.question.name, text, sizeof(text)) < 0) {
     return UINT64_MAX;
+  }
+  if (sscanf(text, "q%llu.", &n) != 1) {
+    /* h_submit_label's names: LABEL.qN.t.example */
+    const char *dot = strchr(text, '.');
+    if (dot == NULL || sscanf(dot + 1, "q%llu.", &n) != 1) {
+      return UINT64_MAX;
+    }
   }
   return n;
 }
@@ -493,24 +499,14 @@ size_t h_build_query(uint64_t qn, uint8_t *out, size_t cap) {
 
 uint64_t h_submit(harness *h) { return h_submit_padded(h, 0); }
 
-uint64_t h_submit_padded(harness *h, size_t pad) {
+/* h_submit_text submits a TXT query for |text| as query |qn|. */
+static uint64_t h_submit_text(harness *h, uint64_t qn, const char *text) {
   uint8_t buf[512];
-  uint64_t qn = h->qn++;
   size_t len;
   rp_client client = {.id = qn};
   rp_dns_name name;
-  char text[160];
-  int n;
   rp_ssize m;
 
-  assert_true(pad < 60);
-  n = snprintf(text, sizeof(text), "q%llu.", (unsigned long long)qn);
-  if (pad > 0) {
-    memset(text + n, 'p', pad);
-    n += (int)pad;
-    text[n++] = '.';
-  }
-  snprintf(text + n, sizeof(text) - (size_t)n, "t.example");
   assert_int_equal(rp_dns_name_from_text(&name, text), 0);
   m = rp_dns_build_query(buf, sizeof(buf), (uint16_t)qn, &name,
                          RP_DNS_TYPE_TXT, RP_DNS_EDNS_UDP_SIZE);
@@ -523,6 +519,32 @@ uint64_t h_submit_padded(harness *h, size_t pad) {
   h->firsts[qn % H_MAX_QUERIES] = 0;
   assert_int_equal(rp_pool_submit(h->pool, buf, len, &client, h->now), 0);
   return qn;
+}
+
+uint64_t h_submit_padded(harness *h, size_t pad) {
+  uint64_t qn = h->qn++;
+  char text[160];
+  int n;
+
+  assert_true(pad < 60);
+  n = snprintf(text, sizeof(text), "q%llu.", (unsigned long long)qn);
+  if (pad > 0) {
+    memset(text + n, 'p', pad);
+    n += (int)pad;
+    text[n++] = '.';
+  }
+  snprintf(text + n, sizeof(text) - (size_t)n, "t.example");
+  return h_submit_text(h, qn, text);
+}
+
+uint64_t h_submit_label(harness *h, const char *label) {
+  uint64_t qn = h->qn++;
+  char text[160];
+
+  assert_true(strlen(label) <= 63);
+  snprintf(text, sizeof(text), "%s.q%llu.t.example", label,
+           (unsigned long long)qn);
+  return h_submit_text(h, qn, text);
 }
 
 void h_step_to(harness *h, rp_tstamp t) {

@@ -166,6 +166,10 @@ uint64_t h_submit(harness *h);
    added to the name ("q<n>.ppp.t.example"): a longer question. */
 uint64_t h_submit_padded(harness *h, size_t pad);
 
+/* h_submit_label submits a TXT query for LABEL.qN.t.example (a tunnel
+   client's name: its data in the first label) and returns N. */
+uint64_t h_submit_label(harness *h, const char *label);
+
 /* h_step_to runs every event up to |t| and sets now = |t|. */
 void h_step_to(harness *h, rp_tstamp t);
 

@@ -13,6 +13,8 @@
  */
 #include "test_core_harness.h"
 
+#include <string.h>
+
 #define MS RP_MILLISECONDS
 #define S RP_SECONDS
 
@@ -277,6 +279,128 @@ static void test_core_tunnel_dead_probation_fails_soon(void **state) {
   h_free(&h);
 }
 
+/* sends_of counts the sends of query |qn| and how many resolvers took
+   them. */
+static size_t sends_of(const harness *h, uint64_t qn, size_t *nres) {
+  size_t i, j, n = 0;
+  uint32_t seen[8];
+
+  *nres = 0;
+  for (i = 0; i < h->nsends; ++i) {
+    if (h->sends[i].qn != qn) {
+      continue;
+    }
+    ++n;
+    for (j = 0; j < *nres && seen[j] != h->sends[i].res; ++j) {
+    }
+    if (j == *nres && *nres < 8) {
+      seen[(*nres)++] = h->sends[i].res;
+    }
+  }
+  return n;
+}
+
+/* kind_settings fills |by_kind| as the runtime does for kind auto: each
+   kind's defaults, with the harness pool's table sizes. */
+static void kind_settings(const harness *h, rp_settings *by_kind) {
+  size_t k;
+
+  for (k = 0; k < RP_KIND_COUNT; ++k) {
+    rp_settings_default(&by_kind[k], (rp_kind)k);
+    by_kind[k].max_inflight = h->set.max_inflight;
+    by_kind[k].max_resolvers = h->set.max_resolvers;
+  }
+}
+
+/* feed_names submits tunnel-like queries 5 ms apart until the pool
+   takes a kind (at most 64): first labels of |len| characters, |prefix|
+   (a session's constant part) then characters of |alphabet|. */
+static void feed_names(harness *h, const char *prefix, size_t len,
+                       const char *alphabet) {
+  size_t j, plen = strlen(prefix), n = strlen(alphabet);
+  char label[64];
+  int i;
+
+  assert_true(len < sizeof(label) && plen <= len);
+  for (i = 0; i < 64 && rp_pool_kind(h->pool) == RP_KIND_AUTO; ++i) {
+    memcpy(label, prefix, plen);
+    for (j = plen; j < len; ++j) {
+      label[j] = alphabet[((size_t)i * 7 + j * 13) % n];
+    }
+    label[len] = '\0';
+    h_submit_label(h, label);
+    h_step_to(h, h->now + 5 * MS);
+  }
+}
+
+/* Kind auto: the CLI without --kind starts generic (one copy a query at
+   most) and, once 32 TXT names with base36 labels show MasterDnsVPN,
+   runs with the masterdns settings: two copies a query, sent with the
+   first (copy_delay_rtt 0), over three resolvers whose server answers
+   each copy with other data. Before the verdict rp_pool_kind says auto. */
+static void test_core_tunnel_auto_kind_masterdns(void **state) {
+  rp_settings by_kind[RP_KIND_COUNT];
+  harness h;
+  uint64_t qn;
+  size_t n, nres;
+  int i;
+
+  (void)state;
+  start(&h, 131);
+  kind_settings(&h, by_kind);
+  assert_int_equal(rp_pool_sense_kind(h.pool, by_kind), 0);
+  assert_int_equal(rp_pool_kind(h.pool), RP_KIND_AUTO);
+  for (i = 0; i < 3; ++i) {
+    h_add(&h, &(h_fake){.delay = 2 * MS, .varied = 1});
+  }
+  /* Warm up past probation with plain names (not looked at). */
+  for (i = 0; i < 40; ++i) {
+    h_submit(&h);
+    h_step_to(&h, h.now + 5 * MS);
+  }
+  qn = h_submit(&h);
+  h_step_to(&h, h.now + 20 * MS);
+  assert_true(sends_of(&h, qn, &nres) <= 2);
+  /* The verdict comes within 64 such names (32 in sense.h). */
+  feed_names(&h, "7mz3m77e9ky", 18, "0123456789abcdefghijklmnopqrstuvwxyz");
+  assert_int_equal(rp_pool_kind(h.pool), RP_KIND_MASTERDNS);
+  qn = h_submit(&h);
+  h_step_to(&h, h.now + 20 * MS);
+  n = sends_of(&h, qn, &nres);
+  print_message("after the verdict: %zu sends over %zu resolvers\n", n, nres);
+  assert_int_equal(n, 3);
+  assert_int_equal(nres, 3);
+  assert_int_equal(h.failed, 0);
+  h_free(&h);
+}
+
+/* dnstt's base32 names give kind dnstt, whose settings are generic's: the
+   pool goes on as it started. A sense request after the first query, or
+   with settings that resize the pool's tables, is refused. */
+static void test_core_tunnel_auto_kind_dnstt(void **state) {
+  rp_settings by_kind[RP_KIND_COUNT];
+  harness h;
+
+  (void)state;
+  start(&h, 137);
+  kind_settings(&h, by_kind);
+  by_kind[RP_KIND_MASTERDNS].max_inflight = 10;
+  assert_int_equal(rp_pool_sense_kind(h.pool, by_kind),
+                   RP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rp_pool_kind(h.pool), RP_KIND_GENERIC);
+  by_kind[RP_KIND_MASTERDNS].max_inflight = h.set.max_inflight;
+  assert_int_equal(rp_pool_sense_kind(h.pool, by_kind), 0);
+  h_add(&h, &(h_fake){.delay = 2 * MS, .varied = 1});
+  feed_names(&h, "j6r5hluc45zn", 60, "abcdefghijklmnopqrstuvwxyz234567");
+  assert_int_equal(rp_pool_kind(h.pool), RP_KIND_DNSTT);
+  assert_int_equal(rp_pool_sense_kind(h.pool, by_kind),
+                   RP_ERR_INVALID_ARGUMENT);
+  h_step_to(&h, h.now + 1 * S);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  h_free(&h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_tunnel_opening_burst),
@@ -287,6 +411,8 @@ int main(void) {
       cmocka_unit_test(test_core_tunnel_wait_order),
       cmocka_unit_test(test_core_tunnel_slow_flood_start),
       cmocka_unit_test(test_core_tunnel_dead_probation_fails_soon),
+      cmocka_unit_test(test_core_tunnel_auto_kind_masterdns),
+      cmocka_unit_test(test_core_tunnel_auto_kind_dnstt),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

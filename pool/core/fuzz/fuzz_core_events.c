@@ -818,7 +818,7 @@ static void fuzz_remove(void) {
 /* fuzz_setup reads the header into fz.set and the run's flags. */
 static void fuzz_setup(const uint8_t h[FUZZ_HEADER_LEN], size_t *pnres) {
   static const rp_kind kinds[] = {RP_KIND_GENERIC, RP_KIND_DNSTT,
-                                  RP_KIND_MASTERDNS, RP_KIND_GENERIC};
+                                  RP_KIND_MASTERDNS, RP_KIND_AUTO};
   static const uint32_t down_after[] = {8, 1, 2, 4};
   rp_settings *set = &fz.set;
 
@@ -923,6 +923,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   rv = rp_pool_new(&fz.pool, &fz.set, &cb, &fuzz_mem, &fz);
   FUZZ_CHECK(rv == 0, "rp_pool_new: %d", rv);
+  if ((h[0] & 3u) == 3u) {
+    /* Kind auto: the same settings for every kind but masterdns's copy
+       fields, so a verdict swaps something. */
+    rp_settings by_kind[RP_KIND_COUNT];
+    for (i = 0; i < RP_KIND_COUNT; ++i) {
+      by_kind[i] = fz.set;
+    }
+    by_kind[RP_KIND_MASTERDNS].duplicate = 3;
+    by_kind[RP_KIND_MASTERDNS].copy_delay_rtt = 0.0;
+    rv = rp_pool_sense_kind(fz.pool, by_kind);
+    FUZZ_CHECK(rv == 0, "rp_pool_sense_kind: %d", rv);
+  }
   for (i = 0; i < nres && i < FUZZ_START_RES_MAX; ++i) {
     fuzz_add((((unsigned)h[3] >> i) & 1u) != 0 ? RP_RESOLVER_TCP_FALLBACK : 0u,
              0);

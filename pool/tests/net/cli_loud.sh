@@ -121,7 +121,7 @@ note "--resolver-list alone: $(grep -o 'ev=disc_start candidates=[0-9]*' "$WORK/
 
 # An outbound of an unknown type, a CA file that is not there.
 echo '{"type": "vless", "resolvers": ["'"$A"'"], "smart_pool": {"enabled": true}}' >"$WORK/type.json"
-expect_exit 2 bad_type "type\.json: type: expected dnstt, masterdns or generic \(\"vless\"\)" -c "$WORK/type.json"
+expect_exit 2 bad_type "type\.json: type: expected auto, dnstt, masterdns or generic \(\"vless\"\)" -c "$WORK/type.json"
 expect_exit 2 tls_ca_missing "command line: --tls-ca: cannot read $WORK/ca.pem: No such file" -r "$A" --tls-ca "$WORK/ca.pem"
 
 # discover's errors name the option; compound durations; --name=value.
@@ -138,7 +138,7 @@ note "discover errors name the option; 1m30s, 1s500ms, 1h taken; fakeres --seed=
 # --check-config and --version.
 out=$("$RESPOOL_BIN" -r "$A" -r "udp://$A" --resolvers-file "$WORK/list.txt" --check-config 2>"$WORK/cc.err") ||
   fail "--check-config on a good configuration: $(cat "$WORK/cc.err")"
-echo "$out" | grep -q "configuration OK: 2 resolvers, listen 127.0.0.1:0, kind generic, start-up check example.com" ||
+echo "$out" | grep -q "configuration OK: 2 resolvers, listen 127.0.0.1:0, kind auto, start-up check example.com" ||
   fail "--check-config: $out"
 expect_exit 2 check_bad "--listen: listen address 0\.0\.0\.0:53 is not a loopback" \
   -r "$A" -l 0.0.0.0:53 --check-config
