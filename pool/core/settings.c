@@ -25,13 +25,16 @@
  *   masterdns, three rounds side by side: one-10ms 18 500 -> 45 700
  *   kbps, uneven 18 700 -> 45 100, one-unlimited level (158 000).
  *   Not for generic: the real dnstt lost 7 % on uneven with it.
- *   masterdns token_wait 100 ms: the MasterDnsVPN client is clocked by
+ *   masterdns token_wait 50 ms: the MasterDnsVPN client is clocked by
  *   its acks (one query per data answer, no window of its own on
  *   queries) and recovers a lost one by its own retransmission, so a
  *   held query only delays its ack. The real client through respool,
- *   one-limited 144-148 -> 179-189 kbps, three-limited 392-425 ->
- *   430-477, one-dead 300-336 -> 307-383 (several rounds side by side,
- *   generic otherwise). Not for generic: the minimal model of the
+ *   one-limited 144-148 -> 179-189 kbps at 100 ms (generic 300 ms
+ *   before), three-limited 392-425 -> 430-477, one-dead 300-336 ->
+ *   307-383; 50 ms against 100 ms, six rounds side by side (kind auto):
+ *   three-limited mean 433 -> 460, one-dead 316 -> 340, one-limited
+ *   (four rounds) 175 -> 190; 25 ms and no wait at all were no better
+ *   than 100. Not for generic: the minimal model of the
  *   original dnstt-client (it drops a SERVFAIL and never polls again in
  *   its place) failed one-limited in both rounds with 100 ms where it
  *   moves 190 kbps with 300.
@@ -62,7 +65,7 @@
 #define SETTINGS_MAX_QUERY_LEN 1232
 #define SETTINGS_COPY_INFLIGHT_RTT_MASTERDNS (4 * RP_MILLISECONDS)
 #define SETTINGS_COPY_MIN_DELAY (1 * RP_MILLISECONDS)
-#define SETTINGS_TOKEN_WAIT_MASTERDNS (100 * RP_MILLISECONDS)
+#define SETTINGS_TOKEN_WAIT_MASTERDNS (50 * RP_MILLISECONDS)
 
 void rp_settings_default(rp_settings *settings, rp_kind kind) {
   memset(settings, 0, sizeof(*settings));

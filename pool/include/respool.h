@@ -271,7 +271,7 @@ typedef struct rp_settings {
      (200 ms: cap 30 q/s -> 6 tokens; never below one token). */
   rp_duration bucket_depth;
   /* token_wait is how long a query waits for a token when
-     wait_for_token, ns (300 ms; kind masterdns 100 ms). */
+     wait_for_token, ns (300 ms; kind masterdns 50 ms). */
   rp_duration token_wait;
   /* past_cap_interval: one waiting query per resolver per this span is
      sent past the cap, ns (100 ms). */

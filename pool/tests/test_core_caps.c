@@ -159,23 +159,23 @@ static void test_core_caps_wait_for_token(void **state) {
   assert_int_equal(h_pstats(&h).waits, 0);
   h_free(&h);
 
-  /* Kind masterdns waits token_wait 100 ms (the generic kind 300 ms):
-     the same refusing resolver fails the query at 110 ms. */
+  /* Kind masterdns waits token_wait 50 ms (the generic kind 300 ms):
+     the same refusing resolver fails the query at 60 ms. */
   {
     rp_settings set;
 
     h_default_settings(&set);
     assert_true(set.token_wait == 300 * MS);
     h_kind_settings(&set, RP_KIND_MASTERDNS);
-    assert_true(set.token_wait == 100 * MS);
+    assert_true(set.token_wait == 50 * MS);
     set.assume_qps = 10.0;
     assert_int_equal(h_init(&h, &set, 34), 0);
   }
   h_add(&h, &(h_fake){.delay = 10 * MS, .refuse = 1});
   h_submit(&h);
-  h_step_to(&h, 109 * MS);
+  h_step_to(&h, 59 * MS);
   assert_int_equal(h.failed, 0);
-  h_step_to(&h, 110 * MS);
+  h_step_to(&h, 60 * MS);
   assert_int_equal(h.failed, 1);
   h_free(&h);
 }
