@@ -4,15 +4,16 @@
  * IMPLEMENTATION NOTES
  * - Every constant of DESIGN.md section 5 is a field; the values here
  *   are the documented starting points (docs/pool-behaviour.md).
- * - Kinds differ in duplicate, wait_for_token, the copies' timing and
- *   token_wait only:
+ * - Kinds differ in duplicate, wait_for_token, the copies' timing,
+ *   token_wait, extra_budget and trouble_recent only:
  *   dnstt: duplicate 2, wait_for_token 1. Measured on loopback with the
  *   scenario runner (docs/pool-behaviour.md): our dnstt client backs off
  *   0.75-2.25 s after an error answer, so a SERVFAIL costs it far more
  *   poll time than a query held up to 300 ms; held beat failed on
  *   one-limited and three-limited for both minimal tunnels.
- *   masterdns: duplicate 3, wait_for_token 1, copy_delay_rtt 0,
- *   copy_inflight_rtt 4 ms. A
+ *   masterdns: duplicate 5, wait_for_token 1, copy_delay_rtt 0,
+ *   copy_inflight_rtt 4 ms, token_wait 50 ms, extra_budget 4.5,
+ *   trouble_recent 1 s. A
  *   MasterDNS-style client keeps a fixed few queries out (8 for ours), so
  *   its rate is answers per round trip per slot: a copy's answer is worth
  *   most when it comes with the first. Measured (minimal MasterDNS, in-
@@ -38,6 +39,22 @@
  *   original dnstt-client (it drops a SERVFAIL and never polls again in
  *   its place) failed one-limited in both rounds with 100 ms where it
  *   moves 190 kbps with 300.
+ *   masterdns duplicate 5 and extra_budget 4.5 (was 3 and 2.5): over a
+ *   slow resolver each copy of an ack pulls one more packet from the
+ *   server, as the client's own balancer does by sending every ack to
+ *   all its resolvers. The real client through respool (kind auto),
+ *   five rounds side by side (two and three): one-10ms 13 500-41 100
+ *   -> 77 400-86 700 kbps, uneven 27 200-42 500 -> 16 500-87 700 (four
+ *   of five 77 500 or more; its own balancer 57 000-60 600);
+ *   three-unlimited and one-unlimited level. Copies still go to
+ *   uncapped resolvers only and follow the data they carry. With 4 and
+ *   3.5 uneven ran 26 300-65 100.
+ *   masterdns trouble_recent 1 s (was 2): a cap grows again and a
+ *   query goes past it one second after the last refusal or loss, not
+ *   two. The client's limited cells are three seconds long; two rounds
+ *   alone, one-dead 305-362 -> 373-385 kbps; with duplicate 5, two
+ *   rounds, one-limited 160-163 -> 193-197, three-limited 442-448 ->
+ *   485-491. Not for generic: not measured with the dnstt models.
  *   generic (a client the pool knows nothing about, the CLI without
  *   --kind): duplicate 2, wait_for_token 1. The original dnstt-client
  *   drops any non-NOERROR answer without sending a new poll, so a
@@ -60,7 +77,9 @@
 #define SETTINGS_MAX_INFLIGHT 10000
 #define SETTINGS_MAX_RESOLVERS 16384
 #define SETTINGS_DUP_DNSTT 2
-#define SETTINGS_DUP_MASTERDNS 3
+#define SETTINGS_DUP_MASTERDNS 5
+#define SETTINGS_EXTRA_BUDGET_MASTERDNS 4.5
+#define SETTINGS_TROUBLE_RECENT_MASTERDNS (1 * RP_SECONDS)
 #define SETTINGS_DUP_GENERIC 2
 #define SETTINGS_MAX_QUERY_LEN 1232
 #define SETTINGS_COPY_INFLIGHT_RTT_MASTERDNS (4 * RP_MILLISECONDS)
@@ -156,6 +175,8 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
     settings->copy_delay_rtt = 0.0;
     settings->copy_inflight_rtt = SETTINGS_COPY_INFLIGHT_RTT_MASTERDNS;
     settings->token_wait = SETTINGS_TOKEN_WAIT_MASTERDNS;
+    settings->extra_budget = SETTINGS_EXTRA_BUDGET_MASTERDNS;
+    settings->trouble_recent = SETTINGS_TROUBLE_RECENT_MASTERDNS;
     break;
   case RP_KIND_GENERIC:
   case RP_KIND_AUTO:

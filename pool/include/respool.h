@@ -182,7 +182,8 @@ typedef struct rp_settings {
   /* down_after is how many timeouts or network errors in a row, with no
      answer at all, mark a resolver down. */
   uint32_t down_after;
-  /* duplicate is the most sends per query, copies included (>= 1). */
+  /* duplicate is the most sends per query, copies included (>= 1; 2,
+     kind masterdns 5). */
   uint32_t duplicate;
   /* wait_for_token is 1 to hold a query that finds every resolver at its
      cap (up to token_wait), 0 to fail it at once with SERVFAIL. */
@@ -277,7 +278,8 @@ typedef struct rp_settings {
      sent past the cap, ns (100 ms). */
   rp_duration past_cap_interval;
   /* trouble_recent: a resolver that refused or lost a query this recently
-     gets no send past its cap, and its cap does not grow, ns (2 s). */
+     gets no send past its cap, and its cap does not grow, ns (2 s; kind
+     masterdns 1 s). */
   rp_duration trouble_recent;
   /* loss_verdict_drops: a drop episode (caps set for overtaken drops)
      shows random loss once this many tries sent under its second or a
@@ -392,8 +394,8 @@ typedef struct rp_settings {
      bound holds. */
   rp_duration copy_inflight_rtt;
   /* extra_budget: copies and hedges together are at most this x the
-     first sends of the last extra_window, ratio (2.5: MasterDNS's
-     duplicate 3 fits). */
+     first sends of the last extra_window, ratio (2.5: duplicate 3
+     fits; kind masterdns 4.5, for its duplicate 5). */
   double extra_budget;
   /* extra_window is the span of that budget, ns (2 s). */
   rp_duration extra_window;

@@ -418,8 +418,11 @@ static void test_core_pool_settings(void **state) {
   assert_int_equal(s.duplicate, 2);
   assert_int_equal(s.wait_for_token, 1);
   rp_settings_default(&s, RP_KIND_MASTERDNS);
-  assert_int_equal(s.duplicate, 3);
+  assert_int_equal(s.duplicate, 5);
   assert_int_equal(s.wait_for_token, 1);
+  assert_true(s.extra_budget == 4.5);
+  assert_true(s.trouble_recent == 1 * RP_SECONDS);
+  assert_true(s.token_wait == 50 * RP_MILLISECONDS);
   rp_settings_default(&s, RP_KIND_GENERIC);
   assert_int_equal(s.wait_for_token, 1);
   assert_true(s.deadline == 5 * RP_SECONDS);

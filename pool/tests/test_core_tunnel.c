@@ -335,8 +335,8 @@ static void feed_names(harness *h, const char *prefix, size_t len,
 
 /* Kind auto: the CLI without --kind starts generic (one copy a query at
    most) and, once 32 TXT names with base36 labels show MasterDnsVPN,
-   runs with the masterdns settings: two copies a query, sent with the
-   first (copy_delay_rtt 0), over three resolvers whose server answers
+   runs with the masterdns settings: copies on every other resolver,
+   sent with the first (copy_delay_rtt 0), over three resolvers whose server answers
    each copy with other data. Before the verdict rp_pool_kind says auto. */
 static void test_core_tunnel_auto_kind_masterdns(void **state) {
   rp_settings by_kind[RP_KIND_COUNT];
@@ -368,7 +368,9 @@ static void test_core_tunnel_auto_kind_masterdns(void **state) {
   h_step_to(&h, h.now + 20 * MS);
   n = sends_of(&h, qn, &nres);
   print_message("after the verdict: %zu sends over %zu resolvers\n", n, nres);
-  assert_int_equal(n, 3);
+  /* At least a copy on each other resolver, never past duplicate. */
+  assert_true(n >= 3);
+  assert_true(n <= by_kind[RP_KIND_MASTERDNS].duplicate);
   assert_int_equal(nres, 3);
   assert_int_equal(h.failed, 0);
   h_free(&h);
