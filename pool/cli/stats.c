@@ -102,6 +102,9 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddStringToObject(o, "name", info.name);
     cJSON_AddStringToObject(o, "check", rp_net_check_state_str(info.check));
     cJSON_AddNumberToObject(o, "saved_score", info.saved_score);
+    if (info.udp_ports > 0) {
+      cJSON_AddNumberToObject(o, "udp_ports", (double)info.udp_ports);
+    }
     if (info.last_error && info.last_error[0]) {
       cJSON_AddStringToObject(o, "last_error", info.last_error);
     }

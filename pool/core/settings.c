@@ -72,6 +72,9 @@
 /* SETTINGS_* are the documented defaults (DESIGN.md sections 4 and 5). */
 #define SETTINGS_DEADLINE (5 * RP_SECONDS)
 #define SETTINGS_PER_ATTEMPT (2 * RP_SECONDS)
+/* SETTINGS_UDP_PORT_LIFE: a source port takes new sends for a second,
+   so a stub's queries a second apart each leave from a new one. */
+#define SETTINGS_UDP_PORT_LIFE (1 * RP_SECONDS)
 #define SETTINGS_PROBE_INTERVAL (5 * RP_SECONDS)
 #define SETTINGS_DOWN_AFTER 8
 #define SETTINGS_MAX_INFLIGHT 10000
@@ -163,6 +166,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .ll_unknown_loss = 200,
 
       .max_query_len = SETTINGS_MAX_QUERY_LEN,
+      .udp_port_life = SETTINGS_UDP_PORT_LIFE,
   };
   switch (kind) {
   case RP_KIND_DNSTT:

@@ -160,6 +160,8 @@ static const rp_settings_field settings_table[] = {
                    "loss per mille assumed before that"),
     SETTINGS_FIELD(max_query_len, RP_SETTINGS_SIZE,
                    "longest client query kept, bytes"),
+    SETTINGS_FIELD(udp_port_life, RP_SETTINGS_DURATION,
+                   "a new UDP source port once the current is this old"),
 };
 
 /* SETTINGS_MAX_DURATION_S bounds a parsed duration, seconds (a day). */

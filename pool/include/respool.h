@@ -430,6 +430,13 @@ typedef struct rp_settings {
      queries are failed with SERVFAIL). Each in-flight slot holds this
      many bytes. */
   size_t max_query_len;
+
+  /* --- Runtime (the core does not read these) --- */
+  /* udp_port_life: new UDP sends to a resolver take a new socket, so a
+     new random source port, once the current one is this old, ns (1 s;
+     0 = one port for the process's life). A blind forger must then find
+     the port as well as the 16-bit ID, and a port found is soon stale. */
+  rp_duration udp_port_life;
 } rp_settings;
 
 /* rp_settings_default fills |settings| with the defaults for |kind|. */

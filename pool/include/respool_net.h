@@ -176,6 +176,8 @@ typedef struct rp_net_resolver_info {
      "tls_failed: certificate verify failed: ..." ("" when none;
      borrowed from the pool). */
   const char *last_error;
+  /* udp_ports counts the UDP sockets (source ports) opened to it. */
+  uint64_t udp_ports;
 } rp_net_resolver_info;
 
 /* rp_net_pool_resolver_count returns how many resolvers were

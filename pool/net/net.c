@@ -708,7 +708,8 @@ int rp_net_pool_get_resolver(const rp_net_pool *np, size_t i,
                                  .check = up->check,
                                  .resolver_id = up->resolver_id,
                                  .saved_score = up->saved_score,
-                                 .last_error = up->last_error};
+                                 .last_error = up->last_error,
+                                 .udp_ports = up->udp_ports};
   if (up->check == RP_NET_CHECK_PASSED &&
       rp_pool_get_resolver_stats(np->core, up->resolver_id, &info->stats,
                                  now) == 0) {

@@ -138,10 +138,34 @@ typedef struct rp_net_txmsg {
 } rp_net_txmsg;
 
 /* States of rp_net_upstream.udp_open: never opened, open, or failed to
-   open (the handle is closing and is never initialised again). */
+   open the first socket (no socket is tried again). */
 #define RP_NET_UDP_NONE 0
 #define RP_NET_UDP_OPEN 1
 #define RP_NET_UDP_FAILED 2
+
+/* RP_NET_UDP_PORTS is how many UDP sockets (source ports) one resolver
+   may have open at once: the one new sends take and older ones kept
+   for the answers to their last sends (settings.udp_port_life). */
+#define RP_NET_UDP_PORTS 4
+
+/* States of rp_net_udpsock.state. */
+#define RP_NET_UDPSOCK_FREE 0
+#define RP_NET_UDPSOCK_OPEN 1
+#define RP_NET_UDPSOCK_CLOSING 2
+
+/* rp_net_udpsock is one connected UDP socket to a resolver, with its own
+   source port (the kernel's random pick at connect) and send queue. */
+typedef struct rp_net_udpsock {
+  uv_udp_t udp;
+  rp_net_txsock tx;
+  /* state is RP_NET_UDPSOCK_*; a FREE slot's handle may be initialised
+     again. */
+  int state;
+  /* opened_at is when it was connected, last_send when a datagram was
+     last handed to it. */
+  rp_tstamp opened_at;
+  rp_tstamp last_send;
+} rp_net_udpsock;
 
 /* rp_net_transport is one way of reaching a resolver. */
 typedef struct rp_net_transport {
@@ -259,11 +283,13 @@ struct rp_net_upstream {
   /* check_id and check_deadline describe the running check. */
   uint16_t check_id;
   rp_tstamp check_deadline;
-  /* udp is the connected datagram socket; udp_open is RP_NET_UDP_*;
-     tx is its send queue. */
-  uv_udp_t udp;
+  /* udps are the connected datagram sockets, udps[udp_cur] the one new
+     sends take (-1: none yet); udp_open is RP_NET_UDP_*; udp_ports
+     counts the sockets ever opened (one source port each). */
+  rp_net_udpsock udps[RP_NET_UDP_PORTS];
+  int udp_cur;
   int udp_open;
-  rp_net_txsock tx;
+  uint64_t udp_ports;
   /* tcp is the TCP connection (tcp:// or the companion of a UDP
      resolver); tcp_ids marks the IDs in flight on it. */
   rp_net_stream tcp;

@@ -29,6 +29,7 @@ static int net_init_upstream(rp_net_pool *np, const rp_config_resolver *r,
                              int *pusable, char *err, size_t errlen) {
   const rp_mem *mem = np->mem;
   rp_net_upstream *up = &np->ups[np->nups];
+  size_t i;
   *pusable = 0;
   *up = (rp_net_upstream){.np = np,
                           .index = np->nups,
@@ -36,8 +37,12 @@ static int net_init_upstream(rp_net_pool *np, const rp_config_resolver *r,
                           .addr = r->addr,
                           .has_addr = r->has_addr,
                           .port = r->port,
+                          .udp_cur = -1,
                           .tcp_retry_at = RP_TSTAMP_UNSET};
-  up->tx = (rp_net_txsock){.udp = &up->udp, .up = up, .head = -1, .tail = -1};
+  for (i = 0; i < RP_NET_UDP_PORTS; ++i) {
+    rp_net_udpsock *u = &up->udps[i];
+    u->tx = (rp_net_txsock){.udp = &u->udp, .up = up, .head = -1, .tail = -1};
+  }
   rp_net_stream_init(&up->tcp, NULL, mem, up);
   if (rp_net_strdup(mem, &up->name, r->text) != 0) {
     return RP_ERR_NOMEM;

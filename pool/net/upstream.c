@@ -2,9 +2,15 @@
  * upstream.c: the UDP and TCP transports.
  *
  * IMPLEMENTATION NOTES
- * - UDP: one connected socket per resolver (uv_udp_connect), so the
- *   kernel drops datagrams from any other source address or port; the
- *   core then checks ID and question. Sends to a resolver in the pool
+ * - UDP: connected sockets (uv_udp_connect), so the kernel drops
+ *   datagrams from any other source address or port; the core then
+ *   checks ID and question. New sends take a new socket, so a new random
+ *   source port, once the current one is udp_port_life old (1 s): a
+ *   blind forger must find the port as well as the ID, and a port found
+ *   (by a scan) is stale a second later. An older socket stays open for
+ *   the answers to its sends until per_attempt after its last one, then
+ *   closes at the next rotation; at most RP_NET_UDP_PORTS are open, and
+ *   when all are busy the current one is kept. Sends to a resolver in the pool
  *   are queued and leave with one sendmmsg per loop iteration (net.c);
  *   a start-up check goes out at once with uv_udp_try_send. Both fall
  *   back to a preallocated slot on EAGAIN. A truncated answer
@@ -24,11 +30,6 @@
 #include "net_internal.h"
 
 #include <string.h>
-
-static void upstream_handle_closed_cb(uv_handle_t *h) {
-  rp_net_upstream *up = h->data;
-  rp_net_handle_closed(up->np);
-}
 
 /* ------------------------------------------------------------------ */
 /* TCP (shared by tcp:// and the UDP resolver's companion)              */
@@ -198,25 +199,40 @@ static void udp_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
                             rp_net_rx_now(up->np, flags));
 }
 
-static int udp_open(rp_net_upstream *up) {
+static void udpsock_closed_cb(uv_handle_t *h) {
+  /* udp is the first member of rp_net_udpsock. */
+  rp_net_udpsock *u = (rp_net_udpsock *)(void *)h;
+  rp_net_upstream *up = u->tx.up;
+  u->state = RP_NET_UDPSOCK_FREE;
+  rp_net_handle_closed(up->np);
+}
+
+/* udpsock_close closes |u| unless it has datagrams queued. */
+static void udpsock_close(rp_net_udpsock *u) {
+  if (u->state != RP_NET_UDPSOCK_OPEN || u->tx.head >= 0) {
+    return;
+  }
+  u->state = RP_NET_UDPSOCK_CLOSING;
+  uv_close((uv_handle_t *)&u->udp, udpsock_closed_cb);
+}
+
+/* udpsock_open connects |u| to the resolver from a new source port (the
+   kernel picks it at random from the ephemeral range). */
+static int udpsock_open(rp_net_upstream *up, rp_net_udpsock *u, rp_tstamp now) {
   rp_net_pool *np = up->np;
   int rv;
-  if (up->udp_open == RP_NET_UDP_OPEN) {
-    return 0;
-  }
-  if (up->udp_open == RP_NET_UDP_FAILED) {
-    /* The handle is closing or closed; libuv handles are not reused. */
-    return RP_ERR_IO;
-  }
-  rv = uv_udp_init_ex(np->loop, &up->udp,
+  rv = uv_udp_init_ex(np->loop, &u->udp,
                       (unsigned)up->addr.ss_family | UV_UDP_RECVMMSG);
   if (rv != 0) {
-    return rp_net_err_from_uv(rv);
+    return rv;
   }
-  up->udp.data = up;
-  up->udp_open = RP_NET_UDP_OPEN;
+  u->udp.data = up;
+  u->state = RP_NET_UDPSOCK_OPEN;
+  u->opened_at = now;
+  u->last_send = now;
+  u->tx.head = u->tx.tail = -1;
   rp_net_handle_opened(np);
-  rv = uv_udp_connect(&up->udp, (const struct sockaddr *)&up->addr);
+  rv = uv_udp_connect(&u->udp, (const struct sockaddr *)&up->addr);
   if (rv == 0) {
     /* The kernel's default (about 200 KiB) holds 200 tunnel answers: at
        tens of thousands a second, one slow turn of the loop lost
@@ -224,36 +240,88 @@ static int udp_open(rp_net_upstream *up) {
        again). A larger buffer costs only what is queued. */
     int sockbuf = RP_NET_SOCKBUF_LEN;
 
-    uv_recv_buffer_size((uv_handle_t *)&up->udp, &sockbuf);
-    rv = uv_udp_recv_start(&up->udp, udp_alloc_cb, udp_recv_cb);
+    uv_recv_buffer_size((uv_handle_t *)&u->udp, &sockbuf);
+    rv = uv_udp_recv_start(&u->udp, udp_alloc_cb, udp_recv_cb);
   }
   if (rv != 0) {
-    rp_net_log(np, RP_LOG_WARN, "ev=udp_open_failed res=%s err=%s", up->name,
-               uv_err_name(rv));
-    uv_close((uv_handle_t *)&up->udp, upstream_handle_closed_cb);
-    up->udp_open = RP_NET_UDP_FAILED;
-    return rp_net_err_from_uv(rv);
+    u->state = RP_NET_UDPSOCK_CLOSING;
+    uv_close((uv_handle_t *)&u->udp, udpsock_closed_cb);
+    return rv;
   }
+  ++up->udp_ports;
   return 0;
+}
+
+/* udp_current returns the socket a send at |now| takes: the current one
+   while it is younger than udp_port_life, else a new one (older sockets
+   stay open for answers until per_attempt after their last send). NULL
+   when no socket can be opened. */
+static rp_net_udpsock *udp_current(rp_net_upstream *up, rp_tstamp now) {
+  rp_net_pool *np = up->np;
+  rp_duration life = np->settings.udp_port_life;
+  rp_net_udpsock *cur = up->udp_cur >= 0 ? &up->udps[up->udp_cur] : NULL;
+  int i, slot = -1, rv;
+  if (cur && (life == 0 || !rp_tstamp_elapsed(cur->opened_at, life, now))) {
+    return cur;
+  }
+  if (up->udp_open == RP_NET_UDP_FAILED) {
+    return NULL;
+  }
+  for (i = 0; i < RP_NET_UDP_PORTS; ++i) {
+    rp_net_udpsock *u = &up->udps[i];
+    if (u != cur && u->state == RP_NET_UDPSOCK_OPEN &&
+        rp_tstamp_elapsed(u->last_send, np->settings.per_attempt, now)) {
+      udpsock_close(u);
+    }
+    if (slot < 0 && u->state == RP_NET_UDPSOCK_FREE) {
+      slot = i;
+    }
+  }
+  if (slot < 0) {
+    /* Every other socket still waits for answers: keep this one. */
+    return cur;
+  }
+  rv = udpsock_open(up, &up->udps[slot], now);
+  if (rv != 0) {
+    rp_net_log(np, cur ? RP_LOG_DEBUG : RP_LOG_WARN,
+               "ev=udp_open_failed res=%s err=%s", up->name, uv_err_name(rv));
+    if (!cur) {
+      up->udp_open = RP_NET_UDP_FAILED;
+    }
+    return cur;
+  }
+  up->udp_cur = slot;
+  up->udp_open = RP_NET_UDP_OPEN;
+  return &up->udps[slot];
+}
+
+static int udp_open(rp_net_upstream *up) {
+  if (up->udp_open == RP_NET_UDP_OPEN) {
+    return 0;
+  }
+  return udp_current(up, rp_net_now()) ? 0 : RP_ERR_IO;
 }
 
 static int udp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
                     uint16_t upstream_id, uint32_t flags, rp_tstamp now) {
+  rp_net_udpsock *u;
   int rv;
   if (flags & RP_SEND_STREAM) {
     return tcp_send(up, data, len, upstream_id, now);
   }
-  if (up->udp_open != RP_NET_UDP_OPEN && udp_open(up) != 0) {
+  u = udp_current(up, now);
+  if (!u) {
     rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
     return 0;
   }
+  u->last_send = now;
   if (up->check == RP_NET_CHECK_PASSED) {
     /* Queued; a failure is reported when the queue is sent. */
-    rp_net_udp_queue(up->np, &up->tx, data, len, NULL, upstream_id);
+    rp_net_udp_queue(up->np, &u->tx, data, len, NULL, upstream_id);
     return 0;
   }
   /* The start-up check: sent at once. */
-  rv = rp_net_udp_send(up->np, &up->udp, data, len, NULL);
+  rv = rp_net_udp_send(up->np, &u->udp, data, len, NULL);
   if (rv != 0) {
     rp_net_upstream_on_error(up, upstream_id, RP_OUTCOME_SEND_FAILED, now);
   }
@@ -261,10 +329,16 @@ static int udp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
 }
 
 static void udp_close(rp_net_upstream *up) {
-  if (up->udp_open == RP_NET_UDP_OPEN &&
-      !uv_is_closing((uv_handle_t *)&up->udp)) {
-    uv_close((uv_handle_t *)&up->udp, upstream_handle_closed_cb);
+  int i;
+  for (i = 0; i < RP_NET_UDP_PORTS; ++i) {
+    rp_net_udpsock *u = &up->udps[i];
+    if (u->state == RP_NET_UDPSOCK_OPEN) {
+      /* Queued datagrams were sent before the sockets close (net.c). */
+      u->state = RP_NET_UDPSOCK_CLOSING;
+      uv_close((uv_handle_t *)&u->udp, udpsock_closed_cb);
+    }
   }
+  up->udp_cur = -1;
   tcp_close(up);
 }
 
