@@ -103,6 +103,7 @@ static void preflight_summary_cb(uv_timer_t *t) {
       ++pending;
       break;
     case RP_NET_CHECK_UNSUPPORTED:
+    case RP_NET_CHECK_REMOVED:
       break;
     }
   }

@@ -57,7 +57,8 @@ typedef enum rp_net_check_state {
   RP_NET_CHECK_RUNNING,     /* the start-up check is in flight */
   RP_NET_CHECK_FAILED,      /* failed its last check; re-checked later */
   RP_NET_CHECK_PASSED,      /* in the pool */
-  RP_NET_CHECK_UNSUPPORTED  /* not a resolver itself: "auto" (discovery) */
+  RP_NET_CHECK_UNSUPPORTED, /* not a resolver itself: "auto" (discovery) */
+  RP_NET_CHECK_REMOVED      /* taken out by rp_net_pool_reload */
 } rp_net_check_state;
 
 /* rp_net_check_state_str returns a static name for |state|. */
@@ -154,6 +155,30 @@ typedef void (*rp_net_pool_closed_cb)(rp_net_pool *np, void *user_data);
    scores could not be saved (the pool is still stopped). */
 int rp_net_pool_stop(rp_net_pool *np, rp_net_pool_closed_cb closed_cb,
                      void *user_data);
+
+/* rp_net_reload_report says what rp_net_pool_reload did. */
+typedef struct rp_net_reload_report {
+  /* added: resolvers new to the pool (checked as at start); removed:
+     resolvers the new configuration no longer lists; kept: the others
+     (including what "auto" brought, which a reload leaves alone). */
+  size_t added, removed, kept;
+  /* restart names, comma separated, what the new configuration changes
+     that only a restart applies ("listen, tuning hedge_after"); "" when
+     nothing. */
+  char restart[256];
+} rp_net_reload_report;
+
+/* rp_net_pool_reload makes |np| run the resolvers of |cfg| (merge its
+   duplicates first, as the CLI does): new ones are added and checked as
+   at start (while fewer than discovery.want work), ones it no longer
+   lists leave the pool at once, their tries in flight placed on the
+   others (no query is lost with them). discovery.want applies at once;
+   the other fields only at a restart (named in |rep|, may be NULL). A
+   reload that fails changes nothing. Returns 0, RP_ERR_INVALID_ARGUMENT
+   (no resolver; |err| says so), RP_ERR_CONFIG (a DoT or DoH resolver but
+   no TLS context) or RP_ERR_NOMEM. */
+int rp_net_pool_reload(rp_net_pool *np, const rp_config *cfg,
+                       rp_net_reload_report *rep, char *err, size_t errlen);
 
 /* rp_net_pool_get_core returns the core, for rp_pool_get_stats and
    rp_pool_get_resolver_stats. Do not call its input functions. */

@@ -184,7 +184,8 @@ static int net_check_start(rp_net_pool *np, rp_net_upstream *up,
 static size_t net_working(rp_net_pool *np) {
   rp_pool_stats st;
   rp_pool_get_stats(np->core, &st);
-  return st.nup;
+  /* Resolvers a reload dropped are about to go. */
+  return st.nup > np->nleaving ? st.nup - np->nleaving : 0;
 }
 
 void rp_net_check_more(rp_net_pool *np, rp_tstamp now) {
@@ -201,7 +202,7 @@ void rp_net_check_more(rp_net_pool *np, rp_tstamp now) {
   while (np->check_cursor < np->nups &&
          np->nchecking < RP_NET_CHECK_MAX_RUNNING &&
          (!np->pretest_on || net_working(np) < np->want) && !np->stopping) {
-    rp_net_upstream *up = &np->ups[np->order[np->check_cursor++]];
+    rp_net_upstream *up = np->ups[np->order[np->check_cursor++]];
     if (up->check != RP_NET_CHECK_PENDING && up->check != RP_NET_CHECK_FAILED) {
       continue;
     }
@@ -232,7 +233,7 @@ void rp_net_check_timer_cb(uv_timer_t *t) {
   }
   rp_net_clients_sweep(np, now);
   for (i = 0; i < np->nups && np->nchecking > 0; ++i) {
-    rp_net_upstream *up = &np->ups[i];
+    rp_net_upstream *up = np->ups[i];
     if (up->check == RP_NET_CHECK_RUNNING && now >= up->check_deadline) {
       rp_net_check_done(up, 0, "timeout", now);
     }
@@ -244,4 +245,5 @@ void rp_net_check_timer_cb(uv_timer_t *t) {
     }
   }
   rp_net_check_more(np, now);
+  rp_net_reload_settle(np, now);
 }

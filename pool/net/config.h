@@ -192,6 +192,23 @@ int rp_config_parse_resolver(rp_config_resolver *res, const char *spec,
 int rp_config_add_resolver_file(rp_config *cfg, const char *path, char *err,
                                 size_t errlen);
 
+/* rp_config_target is what a resolver reaches: two resolvers with equal
+   targets are one (the strings are borrowed; "" when unused). */
+typedef struct rp_config_target {
+  rp_scheme scheme;
+  const char *host;
+  uint16_t port;
+  const char *path;
+  const char *tls_name;
+} rp_config_target;
+
+/* rp_config_target_of returns |r|'s target (pointing into |r|). */
+rp_config_target rp_config_target_of(const rp_config_resolver *r);
+
+/* rp_config_target_cmp orders targets (transport, host, port, DoH path,
+   TLS name); 0 when equal. */
+int rp_config_target_cmp(const rp_config_target *a, const rp_config_target *b);
+
 /* rp_config_dup_fn is told of a resolver dropped as a duplicate: |dup|
    as written, |kept| the earlier entry kept in its place. */
 typedef void (*rp_config_dup_fn)(const char *dup, const char *kept,

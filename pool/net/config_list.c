@@ -68,9 +68,16 @@ typedef struct config_dup_entry {
   size_t idx;
 } config_dup_entry;
 
-/* config_cmp_target orders resolvers by what they reach, nothing else. */
-static int config_cmp_target(const rp_config_resolver *a,
-                             const rp_config_resolver *b) {
+rp_config_target rp_config_target_of(const rp_config_resolver *r) {
+  return (rp_config_target){.scheme = r->scheme,
+                            .host = r->host,
+                            .port = r->port,
+                            .path = r->path,
+                            .tls_name = r->tls_name};
+}
+
+int rp_config_target_cmp(const rp_config_target *a,
+                         const rp_config_target *b) {
   int c;
 
   if (a->scheme != b->scheme) {
@@ -86,6 +93,14 @@ static int config_cmp_target(const rp_config_resolver *a,
     return c;
   }
   return strcmp(a->tls_name, b->tls_name);
+}
+
+/* config_cmp_target orders resolvers by what they reach, nothing else. */
+static int config_cmp_target(const rp_config_resolver *a,
+                             const rp_config_resolver *b) {
+  rp_config_target ta = rp_config_target_of(a), tb = rp_config_target_of(b);
+
+  return rp_config_target_cmp(&ta, &tb);
 }
 
 /* config_cmp_dup sorts by target, then by place (the first one kept). */

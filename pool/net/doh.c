@@ -449,11 +449,10 @@ static void doh_submit_held(doh_conn *d);
 
 static void doh_on_closed(rp_net_tls *t) {
   doh_conn *d = t->user_data;
-  rp_net_pool *np = d->base.up->np;
-  if (d->held && !np->stopping) {
+  if (d->held && !rp_net_up_gone(d->base.up)) {
     doh_submit_held(d);
   }
-  rp_net_handle_closed(np);
+  rp_net_up_handle_closed(d->base.up);
 }
 
 static const rp_net_tls_callbacks doh_tls_cb = {

@@ -79,20 +79,20 @@ static void tlsup_gai_cb(uv_getaddrinfo_t *req, int status,
     b->has_addr = 1;
   }
   uv_freeaddrinfo(res);
-  if (!np->stopping && b->tls.state == RP_NET_TLS_PREPARED) {
+  if (!rp_net_up_gone(up) && b->tls.state == RP_NET_TLS_PREPARED) {
     if (!b->has_addr) {
       tlsup_fail_open(b, status ? uv_err_name(status) : "no address");
     } else if (rp_net_tls_connect(&b->tls, np->loop,
                                   (const struct sockaddr *)&b->addr) != 0) {
       if (b->tls.state == RP_NET_TLS_CLOSING) {
-        rp_net_handle_opened(np);
+        rp_net_up_handle_opened(up);
       }
       tlsup_fail_open(b, "socket");
     } else {
-      rp_net_handle_opened(np);
+      rp_net_up_handle_opened(up);
     }
   }
-  rp_net_handle_closed(np);
+  rp_net_up_handle_closed(up);
 }
 
 int rp_net_tlsup_connect(rp_net_tlsup *b, const uint8_t *alpn, size_t alpn_len,
@@ -123,7 +123,7 @@ int rp_net_tlsup_connect(rp_net_tlsup *b, const uint8_t *alpn, size_t alpn_len,
     rv = rp_net_tls_connect(&b->tls, np->loop,
                             (const struct sockaddr *)&b->addr);
     if (b->tls.state != RP_NET_TLS_CLOSED) {
-      rp_net_handle_opened(np);
+      rp_net_up_handle_opened(up);
     }
     if (rv != 0) {
       /* No socket: back off as after a failed connect. */
@@ -149,7 +149,7 @@ int rp_net_tlsup_connect(rp_net_tlsup *b, const uint8_t *alpn, size_t alpn_len,
     return rp_net_err_from_uv(rv);
   }
   b->resolving = 1;
-  rp_net_handle_opened(np);
+  rp_net_up_handle_opened(up);
   return 0;
 }
 
@@ -342,11 +342,10 @@ static void dot_send_held(dot_conn *d) {
 
 static void dot_on_closed(rp_net_tls *t) {
   dot_conn *d = t->user_data;
-  rp_net_pool *np = d->base.up->np;
-  if (d->held_len > 0 && !np->stopping) {
+  if (d->held_len > 0 && !rp_net_up_gone(d->base.up)) {
     dot_send_held(d);
   }
-  rp_net_handle_closed(np);
+  rp_net_up_handle_closed(d->base.up);
 }
 
 /* dot_hold keeps a framed query of |len| bytes (in d->frame) for the next

@@ -95,6 +95,8 @@ const char *rp_net_check_state_str(rp_net_check_state state) {
     return "in-pool";
   case RP_NET_CHECK_UNSUPPORTED:
     return "unsupported";
+  case RP_NET_CHECK_REMOVED:
+    return "removed";
   }
   return "unknown";
 }
@@ -134,6 +136,31 @@ void rp_net_handle_closed(rp_net_pool *np) {
     }
     net_free(np);
   }
+}
+
+void rp_net_up_handle_opened(rp_net_upstream *up) {
+  ++up->nhandles;
+  rp_net_handle_opened(up->np);
+}
+
+void rp_net_up_handle_closed(rp_net_upstream *up) {
+  rp_net_pool *np = up->np;
+  assert(up->nhandles > 0);
+  if (--up->nhandles == 0 && up->check == RP_NET_CHECK_REMOVED) {
+    rp_net_upstream **pp = &np->removed;
+    while (*pp && *pp != up) {
+      pp = &(*pp)->next_removed;
+    }
+    if (*pp) {
+      *pp = up->next_removed;
+      rp_net_upstream_free(np, up);
+    }
+  }
+  rp_net_handle_closed(np);
+}
+
+int rp_net_up_gone(const rp_net_upstream *up) {
+  return up->np->stopping || up->check == RP_NET_CHECK_REMOVED;
 }
 
 static void net_handle_closed_cb(uv_handle_t *h) {
@@ -354,14 +381,12 @@ static void net_free(rp_net_pool *np) {
   const rp_mem *mem = np->mem;
   size_t i;
   for (i = 0; i < np->nups; ++i) {
-    if (np->ups[i].ops && np->ups[i].ops->free) {
-      np->ups[i].ops->free(&np->ups[i]);
-    }
-    mem->free(np->ups[i].name, mem->user_data);
-    mem->free(np->ups[i].tcp_ids, mem->user_data);
-    mem->free(np->ups[i].host, mem->user_data);
-    mem->free(np->ups[i].tls_name, mem->user_data);
-    mem->free(np->ups[i].path, mem->user_data);
+    rp_net_upstream_free(np, np->ups[i]);
+  }
+  while (np->removed) {
+    rp_net_upstream *up = np->removed;
+    np->removed = up->next_removed;
+    rp_net_upstream_free(np, up);
   }
   mem->free(np->tls_ca, mem->user_data);
   mem->free(np->tls_name, mem->user_data);
@@ -407,7 +432,7 @@ static void net_close_all(rp_net_pool *np) {
   }
   np->nclients = 0;
   for (i = 0; i < np->nups; ++i) {
-    np->ups[i].ops->close(&np->ups[i]);
+    np->ups[i]->ops->close(np->ups[i]);
   }
 }
 
@@ -420,7 +445,7 @@ static int net_save_scores(rp_net_pool *np) {
     return 0;
   }
   for (i = 0; i < np->nups && rv == 0; ++i) {
-    rp_net_upstream *up = &np->ups[i];
+    rp_net_upstream *up = np->ups[i];
     rp_resolver_stats st;
     if (up->check == RP_NET_CHECK_PASSED &&
         rp_pool_get_resolver_stats(np->core, up->resolver_id, &st, now) == 0) {
@@ -497,6 +522,9 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   np->rx_now = RP_TSTAMP_UNSET;
   np->rand_pos = RP_NET_RAND_LEN;
   np->kind = cfg->has_kind ? cfg->kind : options->kind;
+  np->cfg_has_listen = cfg->has_listen;
+  np->cfg_listen = cfg->listen;
+  np->fixed_settings = options->settings != NULL;
   np->want = cfg->discovery.want ? cfg->discovery.want : RP_NET_CHECK_WANT;
   np->check_timeout =
       options->check_timeout ? options->check_timeout : RP_NET_CHECK_TIMEOUT;
@@ -534,6 +562,7 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   pretest = cfg->pretest_domain ? cfg->pretest_domain
                                 : RP_CONFIG_DEFAULT_PRETEST_DOMAIN;
   np->pretest_on = options->check_build != NULL || pretest[0] != '\0';
+  snprintf(np->pretest_text, sizeof(np->pretest_text), "%s", pretest);
   if (!options->check_build && pretest[0] &&
       rp_dns_name_from_text(&np->pretest_name, pretest) != 0) {
     snprintf(err, errlen, "pretest_domain: bad name (%s)", pretest);
@@ -703,7 +732,7 @@ int rp_net_pool_get_resolver(const rp_net_pool *np, size_t i,
   if (i >= np->nups) {
     return RP_ERR_NOT_FOUND;
   }
-  up = &np->ups[i];
+  up = np->ups[i];
   *info = (rp_net_resolver_info){.name = up->name,
                                  .check = up->check,
                                  .resolver_id = up->resolver_id,

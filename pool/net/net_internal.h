@@ -259,8 +259,18 @@ void rp_net_tlsup_free(rp_net_tlsup *b);
 struct rp_net_upstream {
   rp_net_pool *np;
   const rp_net_transport *ops;
-  /* index is the position in the configuration. */
-  size_t index;
+  /* nhandles counts this upstream's open handles and requests (a part of
+     np->nhandles); a removed upstream is freed when it reaches 0. */
+  size_t nhandles;
+  /* from_auto is 1 for a resolver that "auto" brought (bundled or found
+     by discovery; a reload keeps it); next_removed links the removed
+     upstreams whose handles are still closing (np->removed). */
+  int from_auto;
+  /* joining: added by a reload, its check not settled; leaving: a reload
+     dropped it, it leaves once no joining one is being checked. */
+  int joining;
+  int leaving;
+  struct rp_net_upstream *next_removed;
   /* name is the URL as configured (owned). */
   char *name;
   rp_scheme scheme;
@@ -268,8 +278,9 @@ struct rp_net_upstream {
      (always for UDP and TCP); has_addr says whether it is set. */
   struct sockaddr_storage addr;
   int has_addr;
-  /* host, tls_name and path are copies of the URL's parts for DoT and
-     DoH (owned; NULL for UDP and TCP); port is in host order. */
+  /* host, tls_name and path are copies of the URL's parts (owned; ""
+     when the URL has none; used by DoT and DoH and compared by a
+     reload); port is in host order. */
   char *host;
   char *tls_name;
   char *path;
@@ -373,9 +384,21 @@ struct rp_net_pool {
   size_t rand_pos;
   /* check_timer times out checks and starts re-checks. */
   uv_timer_t check_timer;
-  /* Upstreams in configuration order; order[] is the check order (best
-     saved score first). */
-  rp_net_upstream *ups;
+  /* Upstreams in configuration order (each allocated on its own: its
+     handles are embedded); order[] is the check order (best saved score
+     first, resolvers added by a reload last). removed lists upstreams
+     taken out by a reload until their handles have closed. */
+  rp_net_upstream **ups;
+  rp_net_upstream *removed;
+  /* nleaving counts upstreams with |leaving| set. */
+  size_t nleaving;
+  /* What a reload compares: the listen address asked for (cfg_has_listen
+     0: the default), the start-up check's domain, and fixed_settings 1
+     when the embedder gave the settings. */
+  int cfg_has_listen;
+  struct sockaddr_storage cfg_listen;
+  char pretest_text[RP_DNS_MAX_NAME_LEN + 2];
+  int fixed_settings;
   size_t nups;
   size_t *order;
   size_t check_cursor;
@@ -427,9 +450,11 @@ struct rp_net_pool {
      disc is the running discovery (NULL once it closed). */
   int auto_on;
   struct rp_disc *disc;
-  /* cap_ups is the room of |ups| and |order|: the configured resolvers,
-     plus with "auto" the bundled DoT/DoH ones and discovery.want. */
+  /* cap_ups is the room of |ups| and |order|; max_ups bounds what
+     discovery adds: the configured resolvers, plus with "auto" the
+     bundled DoT/DoH ones and discovery.want. */
   size_t cap_ups;
+  size_t max_ups;
   /* Scores. */
   char *scores_file;
   char score_key[RP_SCORES_KEYLEN];
@@ -456,6 +481,16 @@ void rp_net_upstream_on_error(rp_net_upstream *up, uint32_t upstream_id,
    handles; the pool finishes stopping when the count reaches 0. */
 void rp_net_handle_opened(rp_net_pool *np);
 void rp_net_handle_closed(rp_net_pool *np);
+
+/* rp_net_up_handle_opened and rp_net_up_handle_closed count a handle (or
+   request) of |up|, and of its pool; a removed upstream is freed when its
+   last handle closes. */
+void rp_net_up_handle_opened(rp_net_upstream *up);
+void rp_net_up_handle_closed(rp_net_upstream *up);
+
+/* rp_net_up_gone returns 1 once |up| must not open anything again: the
+   pool stops or a reload removed it. */
+int rp_net_up_gone(const rp_net_upstream *up);
 
 /* rp_net_udp_send sends |len| bytes on |udp| to |addr| (NULL when
    connected): uv_udp_try_send, else a send slot. Returns 0 or an
@@ -556,6 +591,25 @@ void rp_net_check_timer_cb(uv_timer_t *t);
 
 /* rp_net_strdup copies |src| with |mem| into |*pdst|. */
 int rp_net_strdup(const rp_mem *mem, char **pdst, const char *src);
+
+/* rp_net_reload_settle removes the upstreams a reload dropped once no
+   upstream it added is being checked (reload.c; from the check timer). */
+void rp_net_reload_settle(rp_net_pool *np, rp_tstamp now);
+
+/* rp_net_reserve_ups makes room for |extra| more upstreams in np->ups
+   and np->order. Returns 0 or RP_ERR_NOMEM. */
+int rp_net_reserve_ups(rp_net_pool *np, size_t extra);
+
+/* rp_net_add_upstream appends |r| to np->ups, last in the check order
+   (nothing changes on failure). Sets |*pusable| to 1 unless it is
+   "auto". Returns 0, RP_ERR_CONFIG (no TLS context; |err| says why) or
+   RP_ERR_NOMEM. */
+int rp_net_add_upstream(rp_net_pool *np, const rp_config_resolver *r,
+                        int *pusable, char *err, size_t errlen);
+
+/* rp_net_upstream_free frees |up| and what it owns (its handles are
+   closed). */
+void rp_net_upstream_free(rp_net_pool *np, rp_net_upstream *up);
 
 /* rp_net_setup_upstreams copies the usable resolvers of |cfg|. */
 int rp_net_setup_upstreams(rp_net_pool *np, const rp_config *cfg, char *err,

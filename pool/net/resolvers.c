@@ -5,6 +5,7 @@
 #include "net_internal.h"
 #include "disc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,16 +24,63 @@ static int net_rank_cmp(const void *a, const void *b) {
   return ra->index < rb->index ? -1 : (ra->index > rb->index ? 1 : 0);
 }
 
-/* net_init_upstream appends |r| to np->ups (room was reserved). Sets
-   |*pusable| to 1 unless it is "auto". */
-static int net_init_upstream(rp_net_pool *np, const rp_config_resolver *r,
-                             int *pusable, char *err, size_t errlen) {
+int rp_net_reserve_ups(rp_net_pool *np, size_t extra) {
   const rp_mem *mem = np->mem;
-  rp_net_upstream *up = &np->ups[np->nups];
+  size_t cap = np->cap_ups ? np->cap_ups : 8;
+  rp_net_upstream **ups;
+  size_t *order;
+  if (extra <= np->cap_ups - np->nups) {
+    return 0;
+  }
+  while (cap - np->nups < extra) {
+    if (cap > SIZE_MAX / 2 / sizeof(*ups)) {
+      return RP_ERR_NOMEM;
+    }
+    cap *= 2;
+  }
+  ups = mem->calloc(cap, sizeof(*ups), mem->user_data);
+  order = mem->calloc(cap, sizeof(*order), mem->user_data);
+  if (!ups || !order) {
+    mem->free(ups, mem->user_data);
+    mem->free(order, mem->user_data);
+    return RP_ERR_NOMEM;
+  }
+  if (np->nups) {
+    memcpy(ups, np->ups, np->nups * sizeof(*ups));
+    memcpy(order, np->order, np->nups * sizeof(*order));
+  }
+  mem->free(np->ups, mem->user_data);
+  mem->free(np->order, mem->user_data);
+  np->ups = ups;
+  np->order = order;
+  np->cap_ups = cap;
+  return 0;
+}
+
+void rp_net_upstream_free(rp_net_pool *np, rp_net_upstream *up) {
+  const rp_mem *mem = np->mem;
+  if (up->ops && up->ops->free) {
+    up->ops->free(up);
+  }
+  mem->free(up->name, mem->user_data);
+  mem->free(up->tcp_ids, mem->user_data);
+  mem->free(up->host, mem->user_data);
+  mem->free(up->tls_name, mem->user_data);
+  mem->free(up->path, mem->user_data);
+  mem->free(up, mem->user_data);
+}
+
+int rp_net_add_upstream(rp_net_pool *np, const rp_config_resolver *r,
+                        int *pusable, char *err, size_t errlen) {
+  const rp_mem *mem = np->mem;
+  rp_net_upstream *up;
   size_t i;
   *pusable = 0;
+  if (rp_net_reserve_ups(np, 1) != 0 ||
+      !(up = mem->calloc(1, sizeof(*up), mem->user_data))) {
+    return RP_ERR_NOMEM;
+  }
   *up = (rp_net_upstream){.np = np,
-                          .index = np->nups,
                           .scheme = r->scheme,
                           .addr = r->addr,
                           .has_addr = r->has_addr,
@@ -44,13 +92,17 @@ static int net_init_upstream(rp_net_pool *np, const rp_config_resolver *r,
     u->tx = (rp_net_txsock){.udp = &u->udp, .up = up, .head = -1, .tail = -1};
   }
   rp_net_stream_init(&up->tcp, NULL, mem, up);
-  if (rp_net_strdup(mem, &up->name, r->text) != 0) {
+  /* The name, what a TLS transport needs and what a reload compares. */
+  if (rp_net_strdup(mem, &up->name, r->text) != 0 ||
+      rp_net_strdup(mem, &up->host, r->host) != 0 ||
+      rp_net_strdup(mem, &up->tls_name, r->tls_name) != 0 ||
+      rp_net_strdup(mem, &up->path, r->path) != 0) {
+    rp_net_upstream_free(np, up);
     return RP_ERR_NOMEM;
   }
-  np->order[np->nups] = np->nups;
-  ++np->nups;
   switch (r->scheme) {
   case RP_SCHEME_UDP:
+  case RP_SCHEME_AUTO:
     up->ops = &rp_net_transport_udp;
     break;
   case RP_SCHEME_TCP:
@@ -58,24 +110,22 @@ static int net_init_upstream(rp_net_pool *np, const rp_config_resolver *r,
     break;
   case RP_SCHEME_DOT:
   case RP_SCHEME_DOH:
-    /* Keep what a TLS transport needs. */
-    if (rp_net_strdup(mem, &up->host, r->host) != 0 ||
-        rp_net_strdup(mem, &up->tls_name, r->tls_name) != 0 ||
-        rp_net_strdup(mem, &up->path, r->path) != 0) {
-      return RP_ERR_NOMEM;
-    }
     up->ops = r->scheme == RP_SCHEME_DOT ? &rp_net_transport_dot
                                          : &rp_net_transport_doh;
     if (!np->tls_ctx) {
       int rv = rp_net_tls_ctx_new(&np->tls_ctx, np->tls_ca, err, errlen);
       if (rv != 0) {
+        rp_net_upstream_free(np, up);
         return rv == RP_ERR_TLS ? RP_ERR_CONFIG : rv;
       }
     }
     break;
-  case RP_SCHEME_AUTO:
+  }
+  np->ups[np->nups] = up;
+  np->order[np->nups] = np->nups;
+  ++np->nups;
+  if (r->scheme == RP_SCHEME_AUTO) {
     /* Discovery feeds the pool; "auto" itself is no resolver. */
-    up->ops = &rp_net_transport_udp;
     up->check = RP_NET_CHECK_UNSUPPORTED;
     np->auto_on = 1;
     return 0;
@@ -109,10 +159,13 @@ static int net_bundled_cb(const char *url, void *user_data) {
     ++b->count;
     return 0;
   }
-  if (b->np->nups >= b->np->cap_ups) {
+  if (b->np->nups >= b->np->max_ups) {
     return 1;
   }
-  b->rv = net_init_upstream(b->np, &r, &usable, b->err, b->errlen);
+  b->rv = rp_net_add_upstream(b->np, &r, &usable, b->err, b->errlen);
+  if (b->rv == 0) {
+    b->np->ups[b->np->nups - 1]->from_auto = 1;
+  }
   b->nusable += (size_t)usable;
   return b->rv != 0;
 }
@@ -137,15 +190,10 @@ int rp_net_setup_upstreams(rp_net_pool *np, const rp_config *cfg, char *err,
     }
     cap += bctx.count + cfg->discovery.want;
   }
-  np->cap_ups = cap;
-  np->ups = mem->calloc(cap ? cap : 1, sizeof(*np->ups), mem->user_data);
-  np->order = mem->calloc(cap ? cap : 1, sizeof(*np->order), mem->user_data);
-  if (!np->ups || !np->order) {
-    return RP_ERR_NOMEM;
-  }
+  np->max_ups = cap;
   for (i = 0; i < cfg->nresolvers; ++i) {
     int usable,
-        rv = net_init_upstream(np, &cfg->resolvers[i], &usable, err, errlen);
+        rv = rp_net_add_upstream(np, &cfg->resolvers[i], &usable, err, errlen);
     if (rv != 0) {
       return rv;
     }
@@ -171,7 +219,7 @@ int rp_net_setup_upstreams(rp_net_pool *np, const rp_config *cfg, char *err,
       return RP_ERR_NOMEM;
     }
     for (i = 0; i < np->nups; ++i) {
-      rank[i] = (net_rank){.score = np->ups[i].saved_score, .index = i};
+      rank[i] = (net_rank){.score = np->ups[i]->saved_score, .index = i};
     }
     qsort(rank, np->nups, sizeof(*rank), net_rank_cmp);
     for (i = 0; i < np->nups; ++i) {
@@ -193,11 +241,11 @@ static void net_disc_found(const rp_disc_report *rep, void *user_data) {
   rp_tstamp now = rp_net_now();
   size_t i;
   int usable;
-  if (np->stopping || np->nups >= np->cap_ups) {
+  if (np->stopping || np->nups >= np->max_ups) {
     return;
   }
   for (i = 0; i < np->nups; ++i) {
-    const rp_net_upstream *o = &np->ups[i];
+    const rp_net_upstream *o = np->ups[i];
     if (o->scheme == RP_SCHEME_UDP && o->has_addr &&
         o->addr.ss_family == rep->sa->sa_family &&
         memcmp(&o->addr, rep->sa,
@@ -208,10 +256,11 @@ static void net_disc_found(const rp_disc_report *rep, void *user_data) {
     }
   }
   if (rp_config_parse_resolver(&r, rep->addr, NULL, 0) != 0 ||
-      net_init_upstream(np, &r, &usable, NULL, 0) != 0) {
+      rp_net_add_upstream(np, &r, &usable, NULL, 0) != 0) {
     return;
   }
-  up = &np->ups[np->nups - 1];
+  up = np->ups[np->nups - 1];
+  up->from_auto = 1;
   ++np->counters.discovery_found;
   /* The pretest was the start-up check: add it to the core at once. */
   up->check = RP_NET_CHECK_RUNNING;

@@ -105,7 +105,7 @@ static void tcp_on_end(rp_net_stream *s, int uverr) {
 
 static void tcp_on_closed(rp_net_stream *s) {
   rp_net_upstream *up = s->user_data;
-  rp_net_handle_closed(up->np);
+  rp_net_up_handle_closed(up);
 }
 
 static const rp_net_stream_callbacks tcp_stream_cb = {
@@ -137,7 +137,7 @@ static int tcp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
     rv = rp_net_stream_connect(&up->tcp, np->loop,
                                (const struct sockaddr *)&up->addr);
     if (up->tcp.state != RP_NET_STREAM_CLOSED) {
-      rp_net_handle_opened(np);
+      rp_net_up_handle_opened(up);
     }
     if (rv != 0) {
       ++np->counters.tcp_connect_failures;
@@ -204,7 +204,7 @@ static void udpsock_closed_cb(uv_handle_t *h) {
   rp_net_udpsock *u = (rp_net_udpsock *)(void *)h;
   rp_net_upstream *up = u->tx.up;
   u->state = RP_NET_UDPSOCK_FREE;
-  rp_net_handle_closed(up->np);
+  rp_net_up_handle_closed(up);
 }
 
 /* udpsock_close closes |u| unless it has datagrams queued. */
@@ -231,7 +231,7 @@ static int udpsock_open(rp_net_upstream *up, rp_net_udpsock *u, rp_tstamp now) {
   u->opened_at = now;
   u->last_send = now;
   u->tx.head = u->tx.tail = -1;
-  rp_net_handle_opened(np);
+  rp_net_up_handle_opened(up);
   rv = uv_udp_connect(&u->udp, (const struct sockaddr *)&up->addr);
   if (rv == 0) {
     /* The kernel's default (about 200 KiB) holds 200 tunnel answers: at

@@ -93,6 +93,7 @@ static void pool_poll_cb(uv_timer_t *t) {
       break;
     case RP_NET_CHECK_FAILED:
     case RP_NET_CHECK_UNSUPPORTED:
+    case RP_NET_CHECK_REMOVED:
       break;
     }
   }
