@@ -20,7 +20,18 @@
 /* CLI_DEFAULT_STATS is the --stats-json interval without --stats. */
 #define CLI_DEFAULT_STATS (5 * RP_SECONDS)
 
+/* cli_args are the options that make the configuration (pointers into
+   argv; the arrays are the command's), kept for a reload. */
+typedef struct cli_args {
+  const char *config_file, *listen, *kind, *scores, *pretest, *tls_ca,
+      *tls_name, *resolver_list, *want;
+  const char **resolvers, **sets, **files;
+  size_t nresolvers, nsets, nfiles;
+  int allow_remote, no_system, no_bundled;
+} cli_args;
+
 typedef struct cli {
+  cli_args args;
   uv_loop_t *loop;
   rp_net_pool *np;
   uv_signal_t sigint, sigterm, sighup;
@@ -113,6 +124,23 @@ void cli_metrics_address(cli *c, char *out, size_t cap);
 
 /* cli_metrics_stop closes the endpoint and its connections (metrics.c). */
 void cli_metrics_stop(cli *c);
+
+/* cli_load_config builds |cfg| (initialised here; free it whatever the
+   result) from the files and options in |a|. Returns 0, or an RP_ERR_*
+   with |err| naming the option or file, the field and the value
+   (load.c). */
+int cli_load_config(const cli_args *a, rp_config *cfg, char *err,
+                    size_t errlen);
+
+/* cli_check_config checks what a run needs of |cfg|: a resolver, a
+   loopback listen address unless allow_remote, a readable tls_ca, a
+   writable scores file; it merges duplicates (with a note). Returns 0 or
+   an RP_ERR_* with |err| saying why (load.c). */
+int cli_check_config(const cli_args *a, rp_config *cfg, char *err,
+                     size_t errlen);
+
+/* cli_free_args frees the arrays of c->args (load.c). */
+void cli_free_args(cli *c);
 
 /* cli_discover runs "respool discover" with the arguments after
    "discover"; returns the exit code (discover.c). */

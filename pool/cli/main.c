@@ -3,12 +3,13 @@
  *
  * respool runs a pool on 127.0.0.1 for a DNS tunnel client (or anything
  * that sends DNS queries) and prints the address it listens on as the
- * first line of its standard output. Exit codes: 0 after a clean
- * shutdown (SIGINT or SIGTERM), 1 on a runtime failure (cannot bind, out
+ * first line of its standard output. SIGHUP reloads the configuration
+ * (cli_reload). Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), 1 on a runtime failure (cannot bind, out
  * of memory, scores not saved), 2 on a usage or configuration error.
  *
- * main.c owns option parsing and the run (signals, stop); the stats
- * output is in stats.c, "respool discover" in discover.c.
+ * main.c owns option parsing and the run (signals, reload, stop); the
+ * configuration is built in load.c, the stats output is in stats.c,
+ * "respool discover" in discover.c.
  */
 #include "cli.h"
 
@@ -24,8 +25,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-/* CLI_MAX_WANT is the largest --want, as discovery.want in a config. */
-#define CLI_MAX_WANT 1000000u
 /* RP_GIT_COMMIT is the commit the build was configured at (CMake). */
 #ifndef RP_GIT_COMMIT
 #define RP_GIT_COMMIT "unknown"
@@ -128,8 +127,13 @@ static void cli_usage(FILE *f) {
           "\n"
           "Command-line options override the config file; -r resolvers are "
           "added\n"
-          "to the file's. SIGINT, SIGTERM or SIGHUP stops the pool and saves "
-          "the scores.\n"
+          "to the file's. SIGINT or SIGTERM stops the pool and saves the "
+          "scores.\n"
+          "SIGHUP reloads: the config and resolver files are read again; "
+          "resolvers\n"
+          "added or removed without losing queries; a bad configuration is "
+          "rejected\n"
+          "and the running one kept.\n"
           "\n"
           "Exit status: 0 clean shutdown, 1 runtime failure, 2 usage or "
           "configuration\n"
@@ -179,13 +183,52 @@ void cli_raise_nofile(void) {
   }
 }
 
+/* cli_reload reads the configuration again (the files the options
+   name, the options over them) and hands it to the pool; a
+   configuration a start would reject is rejected whole, the running one
+   kept. */
+static void cli_reload(cli *c) {
+  rp_config cfg;
+  rp_net_reload_report rep;
+  char err[RP_CONFIG_ERRLEN];
+  int rv;
+
+  if (c->stopping || !c->np) {
+    return;
+  }
+  err[0] = '\0';
+  rv = cli_load_config(&c->args, &cfg, err, sizeof(err));
+  if (rv == 0) {
+    rv = cli_check_config(&c->args, &cfg, err, sizeof(err));
+  }
+  if (rv == 0) {
+    rv = rp_net_pool_reload(c->np, &cfg, &rep, err, sizeof(err));
+  }
+  if (rv != 0) {
+    cli_logf(RP_LOG_ERROR,
+             "SIGHUP: new configuration rejected, the running one kept: %s",
+             rv == RP_ERR_NOMEM ? "out of memory"
+                                : (err[0] ? err : rp_strerror(rv)));
+  } else {
+    c->want = cfg.discovery.want;
+    cli_logf(RP_LOG_INFO,
+             "SIGHUP: configuration reloaded: %zu resolver%s added, %zu "
+             "removed, %zu kept",
+             rep.added, rep.added == 1 ? "" : "s", rep.removed, rep.kept);
+    if (rep.restart[0]) {
+      cli_logf(RP_LOG_WARN,
+               "SIGHUP: changed, but applied only at a restart: %s",
+               rep.restart);
+    }
+  }
+  rp_config_free(&cfg);
+}
+
 static void cli_signal_cb(uv_signal_t *s, int signum) {
   cli *c = s->data;
   if (signum == SIGHUP) {
-    /* A closing ssh or tmux session: stop as cleanly as on SIGTERM
-       (scores saved) rather than die. A reload is not there yet. */
-    cli_logf(RP_LOG_WARN, "SIGHUP: stopping cleanly (no reload: restart "
-                          "respool to read the configuration again)");
+    cli_reload(c);
+    return;
   }
   cli_stop(c);
 }
@@ -243,13 +286,11 @@ int main(int argc, char **argv) {
   rp_config cfg;
   rp_net_options opts = {0};
   char err[RP_CONFIG_ERRLEN], addr[64];
-  const char *config_file = NULL, *listen = NULL, *kind = NULL, *stats = NULL,
-             *scores = NULL, *pretest = NULL, *tls_ca = NULL, *tls_name = NULL,
-             *resolver_list = NULL, *want = NULL;
-  const char **resolvers = NULL, **sets = NULL, **files = NULL;
-  size_t nresolvers = 0, nsets = 0, nfiles = 0, i;
-  int opt, rv, list_settings = 0, allow_remote = 0, remote, checked;
-  int check_config = 0, level_given = 0, no_system = 0, no_bundled = 0;
+  cli_args *a = &c.args;
+  const char *stats = NULL;
+  size_t i;
+  int opt, rv, list_settings = 0, remote, checked;
+  int check_config = 0, level_given = 0;
   const char *log_file = NULL, *log_format = NULL, *metrics = NULL;
   struct sockaddr_storage metrics_addr;
   cli_log_format format = CLI_LOG_TEXT;
@@ -258,30 +299,28 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "discover") == 0) {
     return cli_discover(argc - 1, argv + 1);
   }
-  resolvers = calloc((size_t)argc + 1, sizeof(*resolvers));
-  sets = calloc((size_t)argc + 1, sizeof(*sets));
-  files = calloc((size_t)argc + 1, sizeof(*files));
-  if (!resolvers || !sets || !files) {
+  a->resolvers = calloc((size_t)argc + 1, sizeof(*a->resolvers));
+  a->sets = calloc((size_t)argc + 1, sizeof(*a->sets));
+  a->files = calloc((size_t)argc + 1, sizeof(*a->files));
+  if (!a->resolvers || !a->sets || !a->files) {
     fprintf(stderr, "respool: out of memory\n");
-    free(resolvers);
-    free(sets);
-    free(files);
+    cli_free_args(&c);
     return CLI_EXIT_RUNTIME;
   }
   while ((opt = getopt_long(argc, argv, "r:c:l:k:s:vhV", longopts, NULL)) !=
          -1) {
     switch (opt) {
     case 'r':
-      resolvers[nresolvers++] = optarg;
+      a->resolvers[a->nresolvers++] = optarg;
       break;
     case 'c':
-      config_file = optarg;
+      a->config_file = optarg;
       break;
     case 'l':
-      listen = optarg;
+      a->listen = optarg;
       break;
     case 'k':
-      kind = optarg;
+      a->kind = optarg;
       break;
     case 's':
       stats = optarg;
@@ -290,34 +329,34 @@ int main(int argc, char **argv) {
       c.stats_json = optarg;
       break;
     case OPT_SCORES:
-      scores = optarg;
+      a->scores = optarg;
       break;
     case OPT_PRETEST:
-      pretest = optarg;
+      a->pretest = optarg;
       break;
     case OPT_TLS_CA:
-      tls_ca = optarg;
+      a->tls_ca = optarg;
       break;
     case OPT_TLS_NAME:
-      tls_name = optarg;
+      a->tls_name = optarg;
       break;
     case OPT_RESOLVER_LIST:
-      resolver_list = optarg;
+      a->resolver_list = optarg;
       break;
     case OPT_SET:
-      sets[nsets++] = optarg;
+      a->sets[a->nsets++] = optarg;
       break;
     case OPT_LIST_SETTINGS:
       list_settings = 1;
       break;
     case OPT_WANT:
-      want = optarg;
+      a->want = optarg;
       break;
     case OPT_ALLOW_REMOTE:
-      allow_remote = 1;
+      a->allow_remote = 1;
       break;
     case OPT_RESOLVERS_FILE:
-      files[nfiles++] = optarg;
+      a->files[a->nfiles++] = optarg;
       break;
     case OPT_CHECK_CONFIG:
       check_config = 1;
@@ -328,9 +367,7 @@ int main(int argc, char **argv) {
                 "respool: command line: --log-level: expected error, warn, "
                 "info or debug (%s)\n",
                 optarg);
-        free(resolvers);
-        free(sets);
-        free(files);
+        cli_free_args(&c);
         return CLI_EXIT_USAGE;
       }
       level_given = 1;
@@ -345,10 +382,10 @@ int main(int argc, char **argv) {
       metrics = optarg;
       break;
     case OPT_NO_SYSTEM:
-      no_system = 1;
+      a->no_system = 1;
       break;
     case OPT_NO_BUNDLED:
-      no_bundled = 1;
+      a->no_bundled = 1;
       break;
     case 'v':
       if (c.log_level < RP_LOG_DEBUG) {
@@ -357,30 +394,22 @@ int main(int argc, char **argv) {
       break;
     case 'h':
       cli_usage(stdout);
-      free(resolvers);
-      free(sets);
-      free(files);
+      cli_free_args(&c);
       return CLI_EXIT_OK;
     case 'V':
       cli_version();
-      free(resolvers);
-      free(sets);
-      free(files);
+      cli_free_args(&c);
       return CLI_EXIT_OK;
     default:
       cli_usage(stderr);
-      free(resolvers);
-      free(sets);
-      free(files);
+      cli_free_args(&c);
       return CLI_EXIT_USAGE;
     }
   }
   if (optind < argc) {
     fprintf(stderr, "respool: unexpected argument: %s\n", argv[optind]);
     cli_usage(stderr);
-    free(resolvers);
-    free(sets);
-    free(files);
+    cli_free_args(&c);
     return CLI_EXIT_USAGE;
   }
 
@@ -392,9 +421,7 @@ int main(int argc, char **argv) {
               "respool: command line: --log-format: expected text or json "
               "(%s)\n",
               log_format);
-      free(resolvers);
-      free(sets);
-      free(files);
+      cli_free_args(&c);
       return CLI_EXIT_USAGE;
     }
   }
@@ -405,53 +432,11 @@ int main(int argc, char **argv) {
                                                             : RP_LOG_INFO,
                    err, sizeof(err)) != 0) {
     fprintf(stderr, "respool: %s\n", err);
-    free(resolvers);
-    free(sets);
-    free(files);
+    cli_free_args(&c);
     return CLI_EXIT_USAGE;
   }
 
-  rp_config_init(&cfg, NULL);
-  rv = 0;
-  if (config_file) {
-    rv = rp_config_load_file(&cfg, config_file, err, sizeof(err));
-  }
-  for (i = 0; rv == 0 && i < nfiles; ++i) {
-    rv = rp_config_add_resolver_file(&cfg, files[i], err, sizeof(err));
-  }
-  free(files);
-  for (i = 0; rv == 0 && i < nresolvers; ++i) {
-    rv = rp_config_add_resolver(&cfg, resolvers[i], "command line",
-                                "--resolver", err, sizeof(err));
-  }
-  free(resolvers);
-  for (i = 0; rv == 0 && i < nsets; ++i) {
-    char why[RP_SETTINGS_ERRLEN];
-
-    rv = rp_config_add_tuning(&cfg, sets[i], why, sizeof(why));
-    if (rv == RP_ERR_CONFIG) {
-      snprintf(err, sizeof(err), "command line: --set: %s", why);
-    }
-  }
-  free(sets);
-  if (rv == 0 && listen) {
-    rv = rp_config_parse_listen(listen, &cfg.listen);
-    cfg.has_listen = 1;
-    if (rv != 0) {
-      snprintf(err, sizeof(err), "command line: --listen: bad address (%s)",
-               listen);
-    }
-  }
-  if (rv == 0 && kind) {
-    rv = rp_config_parse_kind(kind, &cfg.kind);
-    cfg.has_kind = 1;
-    if (rv != 0) {
-      snprintf(err, sizeof(err),
-               "command line: --kind: expected auto, dnstt, masterdns or "
-               "generic (%s)",
-               kind);
-    }
-  }
+  rv = cli_load_config(&c.args, &cfg, err, sizeof(err));
   if (rv == 0 && stats) {
     rv = rp_config_parse_duration(stats, 0, &c.stats_interval);
     if (rv != 0) {
@@ -459,64 +444,6 @@ int main(int argc, char **argv) {
                "command line: --stats: bad duration (%s; use e.g. 5s)", stats);
     }
     c.print_table = 1;
-  }
-  if (rv == 0 && scores) {
-    free(cfg.scores_file);
-    cfg.scores_file = strdup(scores);
-    rv = cfg.scores_file ? 0 : RP_ERR_NOMEM;
-  }
-  if (rv == 0 && want) {
-    char *end;
-    unsigned long v = strtoul(want, &end, 10);
-    if (*end || want[0] == '-' || v < 1 || v > CLI_MAX_WANT) {
-      snprintf(err, sizeof(err),
-               "command line: --want: bad number (%s; 1 to %u)", want,
-               (unsigned)CLI_MAX_WANT);
-      rv = RP_ERR_INVALID_ARGUMENT;
-    } else {
-      cfg.discovery.want = (uint32_t)v;
-    }
-  }
-  if (rv == 0 && pretest) {
-    free(cfg.pretest_domain);
-    cfg.pretest_domain = strdup(pretest);
-    rv = cfg.pretest_domain ? 0 : RP_ERR_NOMEM;
-  }
-  if (rv == 0 && tls_ca) {
-    free(cfg.tls_ca);
-    cfg.tls_ca = strdup(tls_ca);
-    rv = cfg.tls_ca ? 0 : RP_ERR_NOMEM;
-  }
-  if (rv == 0 && tls_name) {
-    free(cfg.tls_name);
-    cfg.tls_name = strdup(tls_name);
-    rv = cfg.tls_name ? 0 : RP_ERR_NOMEM;
-  }
-  if (rv == 0 && resolver_list) {
-    free(cfg.discovery.list_file);
-    cfg.discovery.list_file = strdup(resolver_list);
-    rv = cfg.discovery.list_file ? 0 : RP_ERR_NOMEM;
-  }
-  if (rv == 0 && resolver_list) {
-    /* A resolver list means discovery: add "auto" unless it is there. */
-    int has_auto = 0;
-    for (i = 0; i < cfg.nresolvers; ++i) {
-      has_auto |= cfg.resolvers[i].scheme == RP_SCHEME_AUTO;
-    }
-    if (!has_auto) {
-      /* The list alone: nothing else is probed (no /etc/resolv.conf, no
-         bundled public resolvers); "-r auto" asks for those. */
-      cfg.discovery.system = 0;
-      cfg.discovery.bundled = 0;
-      rv = rp_config_add_resolver(&cfg, "auto", "command line",
-                                  "--resolver-list", err, sizeof(err));
-    }
-  }
-  if (no_system) {
-    cfg.discovery.system = 0;
-  }
-  if (no_bundled) {
-    cfg.discovery.bundled = 0;
   }
   if (rv == 0 && list_settings) {
     rp_settings set;
@@ -539,29 +466,12 @@ int main(int argc, char **argv) {
       printf("  %-20s %-10s %s\n", f[i].name, value, f[i].help);
     }
     rp_config_free(&cfg);
+    cli_free_args(&c);
     cli_log_close();
     return CLI_EXIT_OK;
   }
-  if (rv == 0 && cfg.nresolvers == 0) {
-    snprintf(err, sizeof(err),
-             "no resolvers: give -r URL, --resolvers-file FILE or --config "
-             "FILE");
-    rv = RP_ERR_CONFIG;
-  }
   if (rv == 0) {
-    rv = cli_merge_duplicates(&cfg);
-  }
-  if (rv == 0 && !allow_remote && !rp_config_listen_is_loopback(&cfg)) {
-    char host[64];
-
-    rp_net_format_sockaddr(&cfg.listen, host, sizeof(host));
-    snprintf(err, sizeof(err),
-             "%s: listen address %s is not a loopback address: anyone who "
-             "reaches it could use the pool as an open resolver; add "
-             "--allow-remote to listen there anyway",
-             listen ? "command line: --listen" : config_file,
-             listen ? listen : host);
-    rv = RP_ERR_CONFIG;
+    rv = cli_check_config(&c.args, &cfg, err, sizeof(err));
   }
   if (rv == 0 && metrics) {
     rp_config probe;
@@ -573,7 +483,7 @@ int main(int argc, char **argv) {
                "127.0.0.1:9100)",
                metrics);
       rv = RP_ERR_CONFIG;
-    } else if (!allow_remote && !rp_config_listen_is_loopback(&probe)) {
+    } else if (!c.args.allow_remote && !rp_config_listen_is_loopback(&probe)) {
       snprintf(err, sizeof(err),
                "command line: --metrics: %s is not a loopback address; add "
                "--allow-remote to serve the metrics there anyway",
@@ -587,31 +497,15 @@ int main(int argc, char **argv) {
                          sizeof(err)) != 0) {
     rv = RP_ERR_CONFIG;
   }
-  if (rv == 0 && cfg.tls_ca && access(cfg.tls_ca, R_OK) != 0) {
-    /* Checked whether or not a DoT/DoH resolver will load it: a CA file
-       that is not there is a mistake to hear of now. */
-    snprintf(err, sizeof(err), "%s: %s: cannot read %s: %s",
-             tls_ca ? "command line" : config_file,
-             tls_ca ? "--tls-ca" : "tls_ca", cfg.tls_ca, strerror(errno));
-    rv = RP_ERR_CONFIG;
-  }
-  if (rv == 0 && cfg.scores_file) {
-    char what[512];
-
-    snprintf(what, sizeof(what), "%s: %s",
-             scores ? "command line" : config_file,
-             scores ? "--scores" : "scores_file");
-    if (cli_check_writable(cfg.scores_file, what, err, sizeof(err)) != 0) {
-      rv = RP_ERR_CONFIG;
-    }
-  }
   if (rv != 0) {
     fprintf(stderr, "respool: %s\n",
             rv == RP_ERR_NOMEM ? "out of memory" : err);
-    if (rv != RP_ERR_NOMEM && !config_file && nresolvers == 0 && nfiles == 0) {
+    if (rv != RP_ERR_NOMEM && !c.args.config_file && c.args.nresolvers == 0 &&
+        c.args.nfiles == 0) {
       cli_usage(stderr);
     }
     rp_config_free(&cfg);
+    cli_free_args(&c);
     cli_log_close();
     return rv == RP_ERR_NOMEM ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
   }
@@ -630,6 +524,7 @@ int main(int argc, char **argv) {
                ? "off"
                : (cfg.pretest_domain ? cfg.pretest_domain : "example.com"));
     rp_config_free(&cfg);
+    cli_free_args(&c);
     cli_log_close();
     return CLI_EXIT_OK;
   }
@@ -650,6 +545,7 @@ int main(int argc, char **argv) {
     rp_config_free(&cfg);
     uv_run(c.loop, UV_RUN_DEFAULT);
     uv_loop_close(c.loop);
+    cli_free_args(&c);
     cli_log_close();
     return CLI_EXIT_RUNTIME;
   }
@@ -659,6 +555,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "respool: %s\n", err[0] ? err : rp_strerror(rv));
     uv_run(c.loop, UV_RUN_DEFAULT);
     uv_loop_close(c.loop);
+    cli_free_args(&c);
     cli_log_close();
     return rv == RP_ERR_CONFIG || rv == RP_ERR_INVALID_ARGUMENT
                ? CLI_EXIT_USAGE
@@ -702,6 +599,7 @@ int main(int argc, char **argv) {
   if (uv_loop_close(c.loop) != 0) {
     cli_logf(RP_LOG_WARN, "handles left open at exit");
   }
+  cli_free_args(&c);
   cli_log_close();
   return c.exit_code;
 }

@@ -42,6 +42,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/cli_loud.sh)
     rp_add_script_test(integration net_metrics
       ${_rp_net_scripts}/metrics.sh)
+    rp_add_script_test(integration net_reload
+      ${_rp_net_scripts}/reload.sh)
     rp_add_script_test(integration readme_quickstart
       ${_rp_net_scripts}/readme_quickstart.sh)
     rp_add_script_test(integration install
