@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+import timeline
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 # Where the real dnstt and MasterDnsVPN are looked for when neither
@@ -513,12 +515,28 @@ def run_round(setup, cd, rnd, opts, ctx_static):
         cpu0 = {name: group_cpu(g) for name, g in groups.items()}
         ch0 = children_cpu()
         tc = time.monotonic()
+        wall0 = time.time()
         procs["client"] = spawn(argv, cout, cerr, wd)
-        try:
-            rc = procs["client"].wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stop_proc(procs["client"], grace=2.0, sig=signal.SIGINT)
-            rc = None
+        # A relay's stats file is sampled every second meanwhile: its
+        # caps and answers over time (timeline.py).
+        sampler = timeline.Sampler(subst_str(rel["stats_json"],
+                                             {"workdir": wd})) \
+            if rel and rel.get("stats_json") else None
+        rc = None
+        while True:
+            left = tc + timeout - time.monotonic()
+            try:
+                rc = procs["client"].wait(
+                    timeout=max(0.01, min(left, 1.0)) if sampler else timeout)
+                break
+            except subprocess.TimeoutExpired:
+                if not sampler or left <= 1.0:
+                    stop_proc(procs["client"], grace=2.0, sig=signal.SIGINT)
+                    rc = None
+                    break
+                sampler.poll(wall0)
+        if sampler and sampler.result():
+            rec["timeline"] = sampler.result()
         cpu = {"client": round(children_cpu() - ch0, 3)}
         for name, g in groups.items():
             now = group_cpu(g)
@@ -531,6 +549,7 @@ def run_round(setup, cd, rnd, opts, ctx_static):
         got = [j for j in json_lines(cout) if "kbps_down" in j]
         if got:
             rec["client"] = got[-1]
+            timeline.from_client(rec)
         if rc is None and not got:
             rec["error"] = "timeout after %.0f s" % timeout
         elif not got:
@@ -1121,6 +1140,8 @@ def make_plots(res, outdir, log):
                     os.path.exists(base + ".png"):
                 made.append(os.path.join("plots", base + ".png"))
         made.extend(plot_ratios(res, log))
+        made.extend(timeline.plot_caps(res, run_gnuplot, resolver_profiles,
+                                       log))
     finally:
         os.chdir(cwd)
     return made

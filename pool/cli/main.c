@@ -4,8 +4,9 @@
  * respool runs a pool on 127.0.0.1 for a DNS tunnel client (or anything
  * that sends DNS queries) and prints the address it listens on as the
  * first line of its standard output. SIGHUP reloads the configuration
- * (cli_reload). Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), 1 on a runtime failure (cannot bind, out
- * of memory, scores not saved), 2 on a usage or configuration error.
+ * (cli_reload). Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), 1 on
+ * a runtime failure (cannot bind, out of memory, scores not saved), 2 on a
+ * usage or configuration error.
  *
  * main.c owns option parsing and the run (signals, reload, stop); the
  * configuration is built in load.c, the stats output is in stats.c,

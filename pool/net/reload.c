@@ -130,8 +130,8 @@ static void reload_remove(rp_net_pool *np, size_t i, rp_tstamp now) {
     }
     np->now = now;
     ++np->in_core;
-    rp_net_core_result(np, rp_pool_remove_resolver(np->core, up->resolver_id,
-                                                   now),
+    rp_net_core_result(np,
+                       rp_pool_remove_resolver(np->core, up->resolver_id, now),
                        "remove_resolver");
     --np->in_core;
     --np->npassed;
@@ -250,7 +250,8 @@ int rp_net_pool_reload(rp_net_pool *np, const rp_config *cfg,
   qsort(want, nwant, sizeof(*want), reload_key_cmp);
   for (i = 0, j = 0; j < nwant; ++j) {
     int c = 1;
-    while (i < nhave && (c = rp_config_target_cmp(&have[i].t, &want[j].t)) < 0) {
+    while (i < nhave &&
+           (c = rp_config_target_cmp(&have[i].t, &want[j].t)) < 0) {
       ++i;
     }
     if (i < nhave && c == 0) {

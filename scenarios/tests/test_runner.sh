@@ -159,6 +159,48 @@ python3 "$SC/runner.py" --setups "$HERE/setups.json" --columns "$HERE/columns.js
 rc=$?
 expect "unknown setup is a usage error (rc=$rc)" test "$rc" -eq 2
 
+# 6. Caps over time (timeline.py): a relay's stats file sampled each time
+#    it changes, a client's pool_timeline taken over, the plot's data.
+mkdir -p "$TMP/tl"
+(cd "$TMP/tl" && python3 - "$SC" <<'PYEOF') >"$TMP/tl.out" 2>&1
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import timeline
+path = "stats.json"
+s = timeline.Sampler(path)
+s.poll(100.0)                      # no file yet: no sample
+for i, (cap, ans) in enumerate([(0, 10), (48, 40), (36, 70), (36, 100)]):
+    with open(path, "w") as f:
+        json.dump({"resolvers": [{"name": "127.0.0.2:53", "cap_qps": cap,
+                                  "answered": ans}]}, f)
+    os.utime(path, (101.0 + i, 101.0 + i))
+    s.poll(100.0)
+    s.poll(100.0)                  # unchanged: no second sample
+tl = s.result()
+assert tl["t"] == [1.0, 2.0, 3.0, 4.0], tl
+assert [c[0] for c in tl["cap"]] == [0.0, 48.0, 36.0, 36.0], tl
+rec = {"ok": True, "round": 1, "client": {"pool_timeline": {
+    "period_ms": 1000, "names": ["127.0.0.2:53"], "cap": [[0], [40], [30]],
+    "rate": [[1], [2], [3]], "answered": [[30], [60], [90]]}},
+    "resolvers": [{"name": "r1", "udp": "127.0.0.2:53"}]}
+timeline.from_client(rec)
+assert "pool_timeline" not in rec["client"] and rec["timeline"]["t"] == [1.0, 2.0, 3.0], rec
+res = {"setups": [{"name": "lim", "rate_limited": True,
+                   "resolvers": ["name=r1,rate=30,over=refuse"]}],
+       "columns": [{"name": "c", "title": "C"}],
+       "cells": {"lim": {"c": {"rounds": [rec]}}}}
+made = timeline.plot_caps(res, lambda sc, p, log: open(p, "w").write(sc) > 0,
+                          lambda s: {"r1": "r1 (rate=30)"}, print)
+dat = open("caps-lim-c.dat").read().split("\n")
+assert dat[0] == "t\tcap_r1\tans_r1" and dat[1] == "1.000\t?\t30.0" and \
+    dat[2] == "2.000\t40.0\t30.0", dat
+gp = open("caps-lim-c.gp").read()
+assert "30 with lines dt 3" in gp and "r1 (rate=30) answers/s" in gp, gp
+print("ok")
+PYEOF
+expect "timeline: sampled on change, taken from the client, plotted with the limit ($(tail -1 "$TMP/tl.out"))" \
+  grep -qx ok "$TMP/tl.out"
+
 echo "test_runner ($(($(date +%s) - t0)) s):"
 echo "test_runner: $passes passed, $fails failed"
 if [ "$fails" -ne 0 ]; then

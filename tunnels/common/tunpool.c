@@ -12,12 +12,19 @@
 
 #include <cjson/cJSON.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* TUN_POOL_POLL_MS is the period of the readiness poll, ms. */
 #define TUN_POOL_POLL_MS 5
+/* TUN_POOL_TL_MS is the period of the timeline samples, ms;
+   TUN_POOL_TL_SAMPLES and TUN_POOL_TL_RES bound them (ten minutes of the
+   first eight resolvers; later samples are not kept). */
+#define TUN_POOL_TL_MS 1000
+#define TUN_POOL_TL_SAMPLES 600
+#define TUN_POOL_TL_RES 8
 /* TUN_POOL_NONCE_MASK turns a check's DNS ID into its probe nonce (any
    fixed mask: the nonce only needs to be recomputable from the ID). */
 #define TUN_POOL_NONCE_MASK 0xa55au
@@ -32,7 +39,15 @@ struct tun_pool {
   void *user_data;
   /* ready_called is 1 once |ready| ran. */
   int ready_called;
-  /* open counts handles still to close: the timer and the pool. */
+  /* tl_timer samples each resolver's cap, answer rate and answers into
+     the timeline every TUN_POOL_TL_MS: |tl_n| samples of |tl_res|
+     resolvers. */
+  uv_timer_t tl_timer;
+  size_t tl_n, tl_res;
+  float tl_cap[TUN_POOL_TL_SAMPLES][TUN_POOL_TL_RES];
+  float tl_rate[TUN_POOL_TL_SAMPLES][TUN_POOL_TL_RES];
+  uint64_t tl_answered[TUN_POOL_TL_SAMPLES][TUN_POOL_TL_RES];
+  /* open counts handles still to close: the two timers and the pool. */
   int open;
 };
 
@@ -103,6 +118,33 @@ static void pool_poll_cb(uv_timer_t *t) {
   tp->ready_called = 1;
   uv_timer_stop(&tp->poll);
   tp->ready(tp, passed > 0, tp->user_data);
+}
+
+static void pool_tl_cb(uv_timer_t *t) {
+  tun_pool *tp = t->data;
+  rp_tstamp now = (rp_tstamp)uv_hrtime();
+  size_t i, n = rp_net_pool_resolver_count(tp->np);
+
+  if (tp->tl_n >= TUN_POOL_TL_SAMPLES) {
+    uv_timer_stop(t);
+    return;
+  }
+  if (n > TUN_POOL_TL_RES) {
+    n = TUN_POOL_TL_RES;
+  }
+  if (n > tp->tl_res) {
+    tp->tl_res = n;
+  }
+  for (i = 0; i < n; ++i) {
+    rp_net_resolver_info info;
+    int ok =
+        rp_net_pool_get_resolver(tp->np, i, &info, now) == 0 && info.has_stats;
+
+    tp->tl_cap[tp->tl_n][i] = ok ? (float)info.stats.cap_qps : 0.0f;
+    tp->tl_rate[tp->tl_n][i] = ok ? (float)info.stats.answer_rate_qps : 0.0f;
+    tp->tl_answered[tp->tl_n][i] = ok ? info.stats.answered : 0;
+  }
+  ++tp->tl_n;
 }
 
 static void pool_handle_closed(tun_pool *tp) {
@@ -188,8 +230,11 @@ int tun_pool_start(tun_pool **ptp, uv_loop_t *loop,
   rp_config_free(&cfg);
   uv_timer_init(loop, &tp->poll);
   tp->poll.data = tp;
-  tp->open = 2;
+  uv_timer_init(loop, &tp->tl_timer);
+  tp->tl_timer.data = tp;
+  tp->open = 3;
   uv_timer_start(&tp->poll, pool_poll_cb, 0, TUN_POOL_POLL_MS);
+  uv_timer_start(&tp->tl_timer, pool_tl_cb, TUN_POOL_TL_MS, TUN_POOL_TL_MS);
   *ptp = tp;
   return 0;
 
@@ -312,6 +357,77 @@ size_t tun_pool_format_stats(tun_pool *tp, char *out, size_t cap) {
   return (size_t)n;
 }
 
+/* pool_tl_series appends one series of the timeline ("cap": [[r0, r1],
+   ...]) to |out| at |*pos|. */
+static void pool_tl_series(const tun_pool *tp, const char *name, int which,
+                           char *out, size_t cap, size_t *pos) {
+  size_t k, i;
+  int n;
+
+  n = snprintf(out + *pos, cap - *pos, ",\"%s\":[", name);
+  *pos = n < 0 ? cap : *pos + (size_t)n;
+  for (k = 0; k < tp->tl_n && *pos < cap; ++k) {
+    n = snprintf(out + *pos, cap - *pos, "%s[", k ? "," : "");
+    *pos = n < 0 ? cap : *pos + (size_t)n;
+    for (i = 0; i < tp->tl_res && *pos < cap; ++i) {
+      if (which == 2) {
+        n = snprintf(out + *pos, cap - *pos, "%s%" PRIu64, i ? "," : "",
+                     tp->tl_answered[k][i]);
+      } else {
+        n = snprintf(out + *pos, cap - *pos, "%s%.1f", i ? "," : "",
+                     (double)(which ? tp->tl_rate[k][i] : tp->tl_cap[k][i]));
+      }
+      *pos = n < 0 ? cap : *pos + (size_t)n;
+    }
+    if (*pos < cap) {
+      n = snprintf(out + *pos, cap - *pos, "]");
+      *pos = n < 0 ? cap : *pos + (size_t)n;
+    }
+  }
+  if (*pos < cap) {
+    n = snprintf(out + *pos, cap - *pos, "]");
+    *pos = n < 0 ? cap : *pos + (size_t)n;
+  }
+}
+
+size_t tun_pool_format_timeline(tun_pool *tp, char *out, size_t cap) {
+  size_t pos = 0, i;
+  int n;
+
+  if (cap == 0) {
+    return 0;
+  }
+  out[0] = '\0';
+  n = snprintf(out, cap, ",\"pool_timeline\":{\"period_ms\":%d,\"names\":[",
+               TUN_POOL_TL_MS);
+  pos = n < 0 ? cap : (size_t)n;
+  for (i = 0; i < tp->tl_res && pos < cap; ++i) {
+    rp_net_resolver_info info;
+    const char *name =
+        rp_net_pool_get_resolver(tp->np, i, &info, 0) == 0 ? info.name : "?";
+
+    n = snprintf(out + pos, cap - pos, "%s\"%s\"", i ? "," : "", name);
+    pos = n < 0 ? cap : pos + (size_t)n;
+  }
+  if (pos < cap) {
+    n = snprintf(out + pos, cap - pos, "]");
+    pos = n < 0 ? cap : pos + (size_t)n;
+  }
+  pool_tl_series(tp, "cap", 0, out, cap, &pos);
+  pool_tl_series(tp, "rate", 1, out, cap, &pos);
+  pool_tl_series(tp, "answered", 2, out, cap, &pos);
+  if (pos < cap) {
+    n = snprintf(out + pos, cap - pos, "}");
+    pos = n < 0 ? cap : pos + (size_t)n;
+  }
+  if (pos >= cap) {
+    /* Too long for the line: left out whole rather than cut. */
+    out[0] = '\0';
+    return 0;
+  }
+  return pos;
+}
+
 int tun_pool_stop(tun_pool *tp) {
   int rv;
 
@@ -321,6 +437,7 @@ int tun_pool_stop(tun_pool *tp) {
   tp->ready_called = 1;
   uv_timer_stop(&tp->poll);
   uv_close((uv_handle_t *)&tp->poll, pool_timer_closed);
+  uv_close((uv_handle_t *)&tp->tl_timer, pool_timer_closed);
   rv = rp_net_pool_stop(tp->np, pool_np_closed, tp);
   return rv;
 }

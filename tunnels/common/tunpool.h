@@ -15,6 +15,8 @@
  *   tun_pool_get_address  where the workers send;
  *   tun_pool_format_stats the pool's counters as JSON for the
  *                    measurement line;
+ *   tun_pool_format_timeline  each resolver's cap, answer rate and
+ *                    answers sampled every second, as JSON;
  *   tun_pool_stop    stops the pool (scores saved) and frees it once
  *                    its handles are closed.
  *
@@ -93,6 +95,13 @@ void tun_pool_get_address(const tun_pool *tp, struct sockaddr_storage *addr);
    udp_queries, send_failures...). Writes "" when |cap| is too small.
    Returns the length written. */
 size_t tun_pool_format_stats(tun_pool *tp, char *out, size_t cap);
+
+/* tun_pool_format_timeline writes ',"pool_timeline":{...}' into |out|:
+   period_ms, the names of the first (up to eight) resolvers, and per
+   sample (one a second from the start, ten minutes at most) their cap
+   (q/s, 0 = none), answer rate (q/s) and answers so far. Writes "" when
+   |cap| is too small. Returns the length written. */
+size_t tun_pool_format_timeline(tun_pool *tp, char *out, size_t cap);
 
 /* tun_pool_stop stops the pool (saving scores when a scores file is
    configured), closes its handles and frees |tp| once they are closed.

@@ -266,7 +266,8 @@ static void client_finish(client_app *app, rp_tstamp now) {
   if (app->pool != NULL) {
     mode = "pool";
     if (pos < sizeof(extra)) {
-      tun_pool_format_stats(app->pool, extra + pos, sizeof(extra) - pos);
+      pos += tun_pool_format_stats(app->pool, extra + pos, sizeof(extra) - pos);
+      tun_pool_format_timeline(app->pool, extra + pos, sizeof(extra) - pos);
     }
   }
   tun_app_xfer_print(&app->xfer, app->cli, "dnstt", mode, app->queries,

@@ -613,7 +613,8 @@ static void md_finish(md_app *app, rp_tstamp now) {
       pos += (size_t)snprintf(extra + pos, sizeof(extra) - pos, "]");
     }
     if (app->pool != NULL && pos < sizeof(extra)) {
-      tun_pool_format_stats(app->pool, extra + pos, sizeof(extra) - pos);
+      pos += tun_pool_format_stats(app->pool, extra + pos, sizeof(extra) - pos);
+      tun_pool_format_timeline(app->pool, extra + pos, sizeof(extra) - pos);
     }
     tun_app_xfer_print(&app->xfer, app->cli, "masterdns",
                        app->pool != NULL ? "pool" : "own-balancer",
