@@ -163,7 +163,11 @@ int rp_ratelim_update(rp_ratelim *rl, const rp_settings *set, rp_tstamp now) {
       dt = RATELIM_GROWTH_MAX_STEP;
     }
     if (ratelim_recent(rl->last_answer, RATELIM_ANSWERING, now) &&
-        !ratelim_recent(rl->last_trouble, set->trouble_recent, now)) {
+        !ratelim_recent(rl->last_trouble, set->trouble_recent, now) &&
+        rl->exp_at == RP_TSTAMP_UNSET) {
+      /* Not in a drop episode: its test (do the drops stop under a
+         lower cap?) needs the lower cap to stay lower. Grown back past
+         a dropper's limit, the drops under it look like random loss. */
       rl->cap *= 1.0 + set->cap_growth * ratelim_seconds(dt);
     }
     rl->last_growth = now;
@@ -533,6 +537,16 @@ rp_tstamp rp_ratelim_past_cap_at(const rp_ratelim *rl, const rp_settings *set) {
   }
   if (rl->last_trouble != RP_TSTAMP_UNSET) {
     t = rp_tstamp_add(rl->last_trouble, set->trouble_recent);
+    if (t > at) {
+      at = t;
+    }
+  }
+  if (rl->exp_at != RP_TSTAMP_UNSET && rl->last_drop != RP_TSTAMP_UNSET) {
+    /* A drop episode tests whether a lower cap stops the drops: a send
+       past it would make drops of its own, and a dropper judged a
+       random loser is left out. None until the episode could end. */
+    t = rp_tstamp_add(rl->last_drop,
+                      rp_tstamp_add(set->per_attempt, set->overflow_grace));
     if (t > at) {
       at = t;
     }
