@@ -352,6 +352,11 @@ uint32_t rp_select_primary(rp_pool *pool, rp_query *q, rp_tstamp now);
 uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
                          rp_tstamp now);
 
+/* rp_select_spill picks, for |q| that no resolver of the band can take
+   (each at its cap or holding a try of it), the cheapest resolver out of
+   the band with room, taking its token; RP_CORE_NONE when none has. */
+uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now);
+
 /* rp_select_copy picks a copy target for |q| (uncapped, soonest and
    surest); RP_CORE_NONE when none. */
 uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now);

@@ -1087,6 +1087,35 @@ static void pool_copies_fit(const rp_pool *pool, rp_query *q,
   }
 }
 
+/* pool_query_spill sends |q|, which no resolver of the band can take,
+   to the cheapest one out of the band with room (rp_select_spill), as a
+   query would fail or wait on otherwise. Returns 1 when sent, 0 when
+   none has room, or a fatal error. */
+static int pool_query_spill(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  uint32_t slot;
+  rp_res *r;
+
+  if (pool->set.load_balance != RP_BALANCE_AUTO ||
+      q->ntries >= RP_CORE_MAX_TRIES) {
+    return 0;
+  }
+  slot = rp_select_spill(pool, q, now);
+  if (slot == RP_CORE_NONE) {
+    return 0;
+  }
+  r = pool->res[slot];
+  pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_SEL, now,
+           "ev=select q=%u srv=%u why=spill cost_ms=%.1f loss=%.3f "
+           "cap_qps=%.1f band=%zu out=%zu",
+           q->idx, r->slot, r->cost / POOL_NS_PER_MS,
+           rp_health_loss_ratio(&r->health), r->rl.cap, pool->band.len,
+           pool->out.len);
+  ++pool->stats.spills;
+  return pool_try_send(pool, q, r,
+                       q->ntries == 0 ? RP_TRY_FIRST : RP_TRY_RESEND, 0, 0,
+                       now);
+}
+
 /* pool_query_place sends |q| to the best resolver with capacity; when
    none has any it sends past a cap, waits or fails. Returns 0 or a fatal
    error. */
@@ -1160,6 +1189,10 @@ static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
     /* Room for every query was reserved. */
     assert(rv == 0);
     return 0;
+  }
+  rv = pool_query_spill(pool, q, now);
+  if (rv != 0) {
+    return rv < 0 ? rv : 0;
   }
   return pool_query_fail(pool, q);
 }
@@ -1308,7 +1341,13 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
   }
   if (q->wait_until != RP_TSTAMP_UNSET && now >= q->wait_until) {
     q->wait_until = RP_TSTAMP_UNSET;
-    if (pool->nprob_up > 0) {
+    rv = pool_query_spill(pool, q, now);
+    if (rv < 0) {
+      return rv;
+    }
+    if (rv == 1) {
+      rp_pq_remove(&pool->waits, &q->e_wait);
+    } else if (pool->nprob_up > 0) {
       /* A resolver in probation that lost and refused nothing will soon
          take it (a slow one's first replies come after a round trip):
          wait one more token_wait, up to the deadline, instead of

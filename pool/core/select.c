@@ -18,6 +18,9 @@
 #define SELECT_COPY_SPREAD 4
 /* SELECT_PER_MILLE scales least_loss's ratio (MasterDnsVPN). */
 #define SELECT_PER_MILLE 1000.0
+/* SELECT_SPILL_LOOK bounds how many resolvers a spill looks at, cheapest
+   first (bounded work per query at 10 000 resolvers). */
+#define SELECT_SPILL_LOOK 16
 
 static rp_res *select_res(const rp_pool *pool, uint32_t slot) {
   return slot < pool->res_cap ? pool->res[slot] : NULL;
@@ -631,6 +634,65 @@ uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
   }
   for (i = 0; i < naside; ++i) {
     select_push(&pool->cost, &aside[i]->e_cost);
+  }
+  return found;
+}
+
+uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_res *aside[SELECT_SPILL_LOOK];
+  size_t naside = 0, i;
+  uint32_t found = RP_CORE_NONE;
+  rp_pq_entry *pe;
+  rp_res *r;
+  int lifted = 0;
+
+  /* The cheapest first among those out of the band (the band's members
+     were asked already and are at their caps, or hold a try of |q|):
+     slower or lossier, but an answer late or less sure beats a
+     SERVFAIL. A probation resolver takes one more than its replies, as
+     in select_overflow; one without a token or without a reply yet is
+     passed over. */
+  while ((pe = rp_pq_top(&pool->cost)) != NULL && naside < SELECT_SPILL_LOOK) {
+    r = rp_container_of(pe, rp_res, e_cost);
+    rp_pq_pop(&pool->cost);
+    aside[naside++] = r;
+    if ((r->where != RP_WHERE_OUT && r->where != RP_WHERE_BUSY) ||
+        rp_select_has_open(q, r->slot) ||
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+      continue;
+    }
+    if (rp_res_probation_busy(r) &&
+        (!select_may_overflow(r) || !rp_res_overflow_room(r))) {
+      continue;
+    }
+    if (r->rl.cap > 0.0) {
+      /* Lifted: uncapped now; its heaps are put in order below, once it
+         is back in the cost heap. */
+      lifted = rp_ratelim_update(&r->rl, &pool->set, now);
+      if (!rp_ratelim_take(&r->rl)) {
+        r->rl.last_held_back = now;
+        continue;
+      }
+    }
+    found = r->slot;
+    break;
+  }
+  for (i = 0; i < naside; ++i) {
+    select_push(&pool->cost, &aside[i]->e_cost);
+  }
+  if (found == RP_CORE_NONE && (pe = rp_pq_top(&pool->out)) != NULL) {
+    /* One never answered yet (no cost: its first query was lost) is
+       explored as in its retry, one query at a time: a dead one takes
+       a query per per_attempt, no more. */
+    r = rp_container_of(pe, rp_res, e_lru);
+    if (r->cost < 0.0 && r->rl.cap <= 0.0 && !rp_res_probation_busy(r) &&
+        !rp_select_has_open(q, r->slot) &&
+        r->inflight < RP_CORE_RES_MAX_INFLIGHT) {
+      found = r->slot;
+    }
+  }
+  if (lifted && found != RP_CORE_NONE) {
+    rp_select_refresh(pool, pool->res[found], now);
   }
   return found;
 }

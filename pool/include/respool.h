@@ -704,8 +704,10 @@ typedef struct rp_pool_stats {
      answers whose ID or question matched no try. full: queries failed
      because the in-flight table was full. */
   uint64_t malformed, spoofed, full;
-  /* Resolver side counters. */
-  uint64_t sends, copies, hedges, resends, probes;
+  /* Resolver side counters. spills counts queries that no resolver of
+     the equal-cost band could take (each at its cap) sent to a slower or
+     lossier one with room instead of failing. */
+  uint64_t sends, copies, hedges, resends, probes, spills;
   /* Copies judged: copies_data counts later answers (to queries with a
      copy) that carried other bytes than the answers delivered before,
      copies_repeat those that repeated one. repeats_dropped counts later

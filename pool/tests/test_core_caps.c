@@ -326,6 +326,53 @@ static void test_core_caps_three_limited_kinds(void **state) {
   }
 }
 
+/* A query that no resolver of the band can take (the fast one at its
+   cap) goes to a resolver out of the band with room, slower or
+   lossier, instead of failing: 100 q/s over a 20 q/s refuser and a
+   resolver 200 ms slow, or losing 20 %, are answered at 100 and about
+   80 q/s, where the pool answered 20 (the slow one stayed in
+   probation with two queries in a minute, the lossy one got a retry
+   every 2 s). A dead second resolver takes a few until it is down. */
+static void test_core_caps_spill(void **state) {
+  static const struct {
+    h_fake second;
+    double want;
+  } cases[] = {
+      {{.delay = 200 * MS}, 95.0},
+      {{.delay = 1 * MS, .loss = 0.2}, 70.0},
+      {{.dead = 1}, 0.0},
+  };
+  harness h;
+  size_t i;
+  double rate;
+  rp_pool_stats ps;
+
+  (void)state;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    start(&h, 1, 38);
+    h_add(&h, &(h_fake){.delay = 1 * MS, .limit_qps = 20, .burst = 2});
+    h_add(&h, &cases[i].second);
+    rate = rate_after(&h, 20 * S, 100);
+    ps = h_pstats(&h);
+    print_message("case %zu: delivered %.1f q/s, spills %llu, second got "
+                  "%llu\n",
+                  i, rate, (unsigned long long)ps.spills,
+                  (unsigned long long)h.fakes[1].got);
+    if (cases[i].want > 0.0) {
+      assert_true(rate > cases[i].want);
+      assert_true(ps.spills > 0);
+    } else {
+      /* Only what the refuser allows; the dead one, never answered, is
+         explored one query at a time until it is down (down_after
+         timeouts): a handful of spills, then none. */
+      assert_true(rate > 15.0 && rate < 25.0);
+      assert_true(ps.spills <= 10);
+      assert_int_equal(h_rstats(&h, 1).state, RP_RESOLVER_DOWN);
+    }
+    h_free(&h);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_caps_refusal_learns_limit),
@@ -336,6 +383,7 @@ int main(void) {
       cmocka_unit_test(test_core_caps_past_cap),
       cmocka_unit_test(test_core_caps_three_limited),
       cmocka_unit_test(test_core_caps_three_limited_kinds),
+      cmocka_unit_test(test_core_caps_spill),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
