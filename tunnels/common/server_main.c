@@ -108,7 +108,7 @@ static size_t server_source(uint64_t sid, uint64_t offset, uint8_t *out,
   if (app->file != NULL) {
     memcpy(out, app->file + offset, n);
   } else {
-    tun_app_pattern_fill(out, n, offset, TUN_APP_STREAM_DOWN);
+    tun_xfer_pattern_fill(out, n, offset, TUN_XFER_STREAM_DOWN);
   }
   return n;
 }
@@ -118,8 +118,8 @@ static void server_sink(uint64_t sid, uint64_t offset, const uint8_t *data,
   server_app *app = user_data;
 
   (void)sid;
-  app->up_fnv = tun_app_fnv1a(app->up_fnv, data, len);
-  if (!tun_app_pattern_check(data, len, offset, TUN_APP_STREAM_UP)) {
+  app->up_fnv = tun_xfer_fnv1a(app->up_fnv, data, len);
+  if (!tun_xfer_pattern_check(data, len, offset, TUN_XFER_STREAM_UP)) {
     app->up_pattern_ok = 0;
   }
   if (app->sink != NULL) {
@@ -320,7 +320,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, SERVER_NAME ": cannot write --sink %s\n", sink);
     return 1;
   }
-  app.up_fnv = TUN_APP_FNV_INIT;
+  app.up_fnv = TUN_XFER_FNV_INIT;
   app.up_pattern_ok = 1;
   rv = tun_srv_new(&app.srv, &s, &cb, NULL, &app);
   if (rv != 0) {

@@ -12,45 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* APP_FNV_PRIME is the FNV-1a 64-bit prime. */
-#define APP_FNV_PRIME 0x100000001b3ULL
 /* APP_KIB is the multiplier of the K suffix. */
 #define APP_KIB 1024ULL
 /* APP_BITS_PER_KBIT converts bytes * 8 to kbit. */
 #define APP_BITS_PER_KBIT 1000.0
 /* APP_MAX_HOST is the longest host text accepted. */
 #define APP_MAX_HOST 64
-
-void tun_app_pattern_fill(uint8_t *out, size_t len, uint64_t offset,
-                          uint8_t stream) {
-  size_t i;
-
-  for (i = 0; i < len; ++i) {
-    out[i] = tun_app_pattern_byte(offset + i, stream);
-  }
-}
-
-int tun_app_pattern_check(const uint8_t *data, size_t len, uint64_t offset,
-                          uint8_t stream) {
-  size_t i;
-
-  for (i = 0; i < len; ++i) {
-    if (data[i] != tun_app_pattern_byte(offset + i, stream)) {
-      return 0;
-    }
-  }
-  return 1;
-}
-
-uint64_t tun_app_fnv1a(uint64_t h, const uint8_t *data, size_t len) {
-  size_t i;
-
-  for (i = 0; i < len; ++i) {
-    h ^= data[i];
-    h *= APP_FNV_PRIME;
-  }
-  return h;
-}
 
 int tun_app_parse_addr(const char *text, struct sockaddr_storage *ss) {
   char host[APP_MAX_HOST];
@@ -192,136 +159,66 @@ double tun_app_kbps(uint64_t bytes, double seconds) {
 /* Measured transfers                                                   */
 /* ------------------------------------------------------------------ */
 
-/* APP_XFER_CHUNK is the scratch size for moving bytes, bytes. */
-#define APP_XFER_CHUNK 4096
-/* APP_NS_PER_S converts ns to s. */
-#define APP_NS_PER_S 1e9
+static size_t app_file_read(uint8_t *out, size_t cap, void *user_data) {
+  tun_app_files *f = user_data;
 
-void tun_app_xfer_init(tun_app_xfer *x, uint64_t down, uint64_t up,
-                       double seconds) {
-  *x = (tun_app_xfer){
-      .down_target = down,
-      .up_target = up,
-      .seconds = seconds,
-      .start = RP_TSTAMP_UNSET,
-      .down_done = RP_TSTAMP_UNSET,
-      .up_done = RP_TSTAMP_UNSET,
-      .down_fnv = TUN_APP_FNV_INIT,
-      .down_ok = 1,
-      .check = 1,
-  };
+  return fread(out, 1, cap, f->in);
 }
 
-int tun_app_xfer_open_files(tun_app_xfer *x, const char *in_path,
+static int app_file_write(const uint8_t *data, size_t len, void *user_data) {
+  tun_app_files *f = user_data;
+
+  return fwrite(data, 1, len, f->out) != len;
+}
+
+int tun_app_xfer_open_files(tun_xfer *x, tun_app_files *f, const char *in_path,
                             const char *out_path) {
   long len;
 
+  *f = (tun_app_files){0};
   if (in_path != NULL) {
-    x->in = fopen(in_path, "rb");
-    if (x->in == NULL || fseek(x->in, 0, SEEK_END) != 0 ||
-        (len = ftell(x->in)) < 0 || fseek(x->in, 0, SEEK_SET) != 0) {
+    f->in = fopen(in_path, "rb");
+    if (f->in == NULL || fseek(f->in, 0, SEEK_END) != 0 ||
+        (len = ftell(f->in)) < 0 || fseek(f->in, 0, SEEK_SET) != 0) {
       return RP_ERR_IO;
     }
     x->up_target = (uint64_t)len;
+    x->read_up = app_file_read;
+    x->io_data = f;
   }
   if (out_path != NULL) {
-    x->out = fopen(out_path, "wb");
-    if (x->out == NULL) {
+    f->out = fopen(out_path, "wb");
+    if (f->out == NULL) {
       return RP_ERR_IO;
     }
     x->check = 0;
+    x->write_down = app_file_write;
+    x->io_data = f;
   }
   return 0;
 }
 
-void tun_app_xfer_close_files(tun_app_xfer *x) {
-  if (x->in != NULL) {
-    fclose(x->in);
-    x->in = NULL;
+void tun_app_xfer_close_files(tun_app_files *f) {
+  if (f->in != NULL) {
+    fclose(f->in);
+    f->in = NULL;
   }
-  if (x->out != NULL) {
-    fclose(x->out);
-    x->out = NULL;
+  if (f->out != NULL) {
+    fclose(f->out);
+    f->out = NULL;
   }
 }
 
-int tun_app_xfer_pump(tun_app_xfer *x, tun_cli *cli, rp_tstamp now) {
-  uint8_t buf[APP_XFER_CHUNK];
-  tun_arq *arq = tun_cli_arq(cli);
-  size_t n;
-
-  if (x->start == RP_TSTAMP_UNSET) {
-    x->start = now;
-  }
-  while ((n = tun_arq_read(arq, buf, sizeof(buf))) > 0) {
-    if (x->check &&
-        !tun_app_pattern_check(buf, n, x->bytes_down, TUN_APP_STREAM_DOWN)) {
-      x->down_ok = 0;
-    }
-    if (x->out != NULL && fwrite(buf, 1, n, x->out) != n) {
-      x->down_ok = 0;
-    }
-    x->down_fnv = tun_app_fnv1a(x->down_fnv, buf, n);
-    x->bytes_down += n;
-  }
-  while (x->up_written < x->up_target) {
-    uint64_t left = x->up_target - x->up_written;
-
-    n = left < sizeof(buf) ? (size_t)left : sizeof(buf);
-    if (n > tun_arq_send_space(arq)) {
-      n = tun_arq_send_space(arq);
-    }
-    if (n == 0) {
-      break;
-    }
-    if (x->in != NULL) {
-      n = fread(buf, 1, n, x->in);
-      if (n == 0) {
-        /* The file shrank: upload what was there. */
-        x->up_target = x->up_written;
-        break;
-      }
-    } else {
-      tun_app_pattern_fill(buf, n, x->up_written, TUN_APP_STREAM_UP);
-    }
-    x->up_written += tun_arq_write(arq, buf, n);
-  }
-  if (x->down_done == RP_TSTAMP_UNSET && x->down_target != UINT64_MAX &&
-      x->bytes_down >= x->down_target) {
-    x->down_done = now;
-  }
-  if (x->up_done == RP_TSTAMP_UNSET && x->up_written == x->up_target &&
-      tun_arq_send_idle(arq)) {
-    x->up_done = now;
-  }
-  if (x->seconds > 0 && (double)(now - x->start) / APP_NS_PER_S >= x->seconds) {
-    return 1;
-  }
-  return x->down_done != RP_TSTAMP_UNSET && x->up_done != RP_TSTAMP_UNSET;
-}
-
-static double app_span(rp_tstamp from, rp_tstamp to, rp_tstamp now) {
-  if (from == RP_TSTAMP_UNSET) {
-    return 0;
-  }
-  if (to == RP_TSTAMP_UNSET) {
-    to = now;
-  }
-  return (double)(to - from) / APP_NS_PER_S;
-}
-
-void tun_app_xfer_print(const tun_app_xfer *x, tun_cli *cli, const char *kind,
+void tun_app_xfer_print(const tun_xfer *x, tun_cli *cli, const char *kind,
                         const char *mode, uint64_t queries, uint64_t answers,
                         uint64_t timeouts, uint64_t rejected, rp_tstamp now,
                         const char *extra) {
   tun_arq_stats as;
-  double down_s = app_span(x->start, x->down_done, now);
-  double up_s = app_span(x->start, x->up_done, now);
+  double down_s = tun_xfer_span(x, x->down_done, now);
+  double up_s = tun_xfer_span(x, x->up_done, now);
   double total = down_s > up_s ? down_s : up_s;
   uint64_t up_bytes;
-  int complete =
-      (x->down_target == UINT64_MAX || x->down_done != RP_TSTAMP_UNSET) &&
-      x->up_done != RP_TSTAMP_UNSET;
+  int complete = tun_xfer_complete(x);
 
   tun_arq_get_stats(tun_cli_arq(cli), &as);
   up_bytes = as.bytes_acked;

@@ -104,17 +104,23 @@ int tun_main_parse(tun_main_opts *o, int argc, char **argv, void (*usage)(void),
   return TUN_MAIN_RUN;
 }
 
-int tun_main_xfer_open(const tun_main_opts *o, tun_app_xfer *x) {
-  tun_app_xfer_init(x, o->seconds > 0 && !o->have_down ? UINT64_MAX : o->down,
-                    o->up, o->seconds);
-  if (tun_app_xfer_open_files(x, o->in_path, o->out_path) != 0) {
+void tun_main_xfer_targets(const tun_main_opts *o, uint64_t *pdown,
+                           uint64_t *pup, double *pseconds) {
+  *pdown = o->seconds > 0 && !o->have_down ? UINT64_MAX : o->down;
+  *pup = o->up;
+  *pseconds = o->seconds;
+}
+
+int tun_main_xfer_files(const tun_main_opts *o, tun_xfer *x,
+                        tun_app_files *f) {
+  if (tun_app_xfer_open_files(x, f, o->in_path, o->out_path) != 0) {
     fprintf(stderr, "%s: cannot open --in or --out\n", o->prog);
     return 2;
   }
   return 0;
 }
 
-int tun_main_xfer_ok(const tun_main_opts *o, const tun_app_xfer *x) {
+int tun_main_xfer_ok(const tun_main_opts *o, const tun_xfer *x) {
   return x->down_ok && x->bytes_down >= (o->have_down ? o->down : 0) &&
          x->up_done != RP_TSTAMP_UNSET;
 }

@@ -6,7 +6,8 @@
  *   tun_main_parse        the command line: the options both take
  *                         (--resolver, --domain, the transfer and pool
  *                         options), the program's own through a callback
- *   tun_main_xfer_open    the transfer (tunapp.h) from those options
+ *   tun_main_xfer_targets the transfer's targets from those options
+ *   tun_main_xfer_files   its --in and --out files (tunapp.h)
  *   tun_main_xfer_ok      whether every byte arrived intact
  *   tun_main_pool_start   pool mode: start the in-process pool (tunpool.h)
  *   tun_main_pool_ready   the report of its start-up check
@@ -77,14 +78,20 @@ int tun_main_parse(tun_main_opts *o, int argc, char **argv, void (*usage)(void),
 /* tun_main_opts_free frees |o|'s resolver array (again: no-op). */
 void tun_main_opts_free(tun_main_opts *o);
 
-/* tun_main_xfer_open sets up |x| from |o| (the download target unbounded
-   when only --seconds is given) and opens --in and --out. Returns 0, or
-   2 when a file cannot be opened (printed). */
-int tun_main_xfer_open(const tun_main_opts *o, tun_app_xfer *x);
+/* tun_main_xfer_targets gives the transfer's targets from |o|: the
+   download (unbounded when only --seconds is given), the upload and the
+   seconds. */
+void tun_main_xfer_targets(const tun_main_opts *o, uint64_t *pdown,
+                           uint64_t *pup, double *pseconds);
+
+/* tun_main_xfer_files opens --in and --out into |f| and hooks them to
+   |x|. Returns 0, or 2 when a file cannot be opened (printed). */
+int tun_main_xfer_files(const tun_main_opts *o, tun_xfer *x,
+                        tun_app_files *f);
 
 /* tun_main_xfer_ok returns 1 when |x| downloaded intact at least what
    --download-bytes asked and finished its upload, else 0. */
-int tun_main_xfer_ok(const tun_main_opts *o, const tun_app_xfer *x);
+int tun_main_xfer_ok(const tun_main_opts *o, const tun_xfer *x);
 
 /* tun_main_pool_start starts the in-process pool of |kind| over |o|'s
    resolvers and --pool-config on |loop|, with the start-up check of

@@ -29,10 +29,8 @@
  * Measurement mode (--measure, the only mode for now) moves generated
  * bytes and prints one JSON line (tunapp.h).
  */
-#include "tuncli.h"
-#include "tunorig.h"
+#include "tundrv.h"
 #include "tunapp.h"
-#include "tunwire.h"
 #include "tunpool.h"
 #include "tunmain.h"
 
@@ -47,13 +45,9 @@
 #define CLIENT_DIRECT_WORKERS 100
 /* CLIENT_POOL_WORKERS is the default of --udp-workers. */
 #define CLIENT_POOL_WORKERS 300
-/* CLIENT_MAX_WORKERS bounds --workers and --udp-workers. */
-#define CLIENT_MAX_WORKERS 4096
 /* CLIENT_TIMEOUT_MS is how long a worker waits for an answer: past the
    server's 1 s hold plus a round trip. */
 #define CLIENT_TIMEOUT_MS 1500
-/* CLIENT_TICK_MS is the period of the timer that ends waits. */
-#define CLIENT_TICK_MS 5
 /* CLIENT_RECV_BUF is the receive buffer, bytes. */
 #define CLIENT_RECV_BUF 65536
 /* CLIENT_EXTRA_LEN is the room for the JSON fields the client adds
@@ -66,53 +60,28 @@
 
 typedef struct client_app client_app;
 
+/* worker_sock is the socket of one worker (a channel of the driver). */
 typedef struct worker_sock {
   uv_udp_t h;
-  struct worker *w;
-} worker_sock;
-
-typedef struct worker {
   client_app *app;
-  /* sock is the socket of the query out, or NULL. */
-  worker_sock *sock;
-  /* waiting is 1 while a query is out; resting 1 after an error answer
-     until |deadline|. */
-  int waiting;
-  int resting;
-  /* deadline ends the wait or the rest. */
-  rp_tstamp deadline;
-  /* id is the DNS ID of the query out: an answer with another ID (to a
-     copy of an earlier query, from the pool) gives its data but does not
-     end the wait. */
-  uint16_t id;
-  /* sent lists the upload segments of the query out. */
-  tun_arq_sent sent;
-} worker;
+  uint32_t chan;
+} worker_sock;
 
 struct client_app {
   uv_loop_t *loop;
   uv_timer_t tick;
   struct sockaddr_storage resolver;
-  tun_cli *cli;
-  worker *workers;
-  size_t nworkers;
-  /* fresh is 1 for a new socket per query (direct mode). */
-  int fresh;
-  /* original is 1 for the original dnstt-client's sending (--model
-     original):
-     one worker, its socket kept, sends decided by |orig|. */
-  int original;
-  tun_orig orig;
-  rp_duration timeout;
-  tun_app_xfer xfer;
+  tun_drv *drv;
+  tun_drv_settings ds;
+  tun_app_files files;
+  /* socks holds each worker's current socket, or NULL. */
+  worker_sock **socks;
   int finished;
   /* pool is the in-process pool (pool mode), or NULL. */
   tun_pool *pool;
   /* exit_code is set to 1 when the pool fails. */
   int exit_code;
-  uint64_t queries, answers, timeouts, rejected, send_errors;
   uint8_t recv_buf[CLIENT_RECV_BUF];
-  uint8_t qbuf[TUN_WIRE_MAX_MSG];
 };
 
 static void client_usage(void) {
@@ -169,100 +138,81 @@ static void client_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   worker_sock *ws = (worker_sock *)(void *)h;
 
   (void)suggested;
-  *buf = uv_buf_init((char *)ws->w->app->recv_buf, CLIENT_RECV_BUF);
+  *buf = uv_buf_init((char *)ws->app->recv_buf, CLIENT_RECV_BUF);
 }
 
 static void client_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
                            const struct sockaddr *addr, unsigned flags);
 
-/* client_worker_send sends the worker's next query. */
-static void client_worker_send(worker *w, rp_tstamp now) {
-  client_app *app = w->app;
+/* client_sock_open gives worker |chan| a new socket. Returns it or NULL. */
+static worker_sock *client_sock_open(client_app *app, uint32_t chan) {
   struct sockaddr_storage any;
-  uv_buf_t ub;
-  uint8_t rnd[4];
-  rp_ssize n;
+  worker_sock *ws = malloc(sizeof(*ws));
   int rv;
 
-  if (app->finished) {
-    return;
+  if (ws == NULL) {
+    return NULL;
   }
-  if (w->sock != NULL && app->fresh) {
-    client_sock_close(w->sock);
-    w->sock = NULL;
+  ws->app = app;
+  ws->chan = chan;
+  uv_udp_init(app->loop, &ws->h);
+  memset(&any, 0, sizeof(any));
+  any.ss_family = app->resolver.ss_family;
+  rv = uv_udp_bind(&ws->h, (const struct sockaddr *)&any, 0);
+  if (rv == 0) {
+    rv = uv_udp_recv_start(&ws->h, client_alloc, client_on_recv);
   }
-  if (w->sock == NULL) {
-    w->sock = malloc(sizeof(*w->sock));
-    if (w->sock == NULL) {
-      return;
-    }
-    w->sock->w = w;
-    uv_udp_init(app->loop, &w->sock->h);
-    memset(&any, 0, sizeof(any));
-    any.ss_family = app->resolver.ss_family;
-    rv = uv_udp_bind(&w->sock->h, (const struct sockaddr *)&any, 0);
-    if (rv == 0) {
-      rv = uv_udp_recv_start(&w->sock->h, client_alloc, client_on_recv);
-    }
-    if (rv != 0) {
-      ++app->send_errors;
-    }
+  if (rv != 0) {
+    client_sock_close(ws);
+    return NULL;
   }
-  tun_app_random(rnd, sizeof(rnd));
-  w->id = (uint16_t)(rnd[0] << 8 | rnd[1]);
-  n = tun_cli_build_query(app->cli, app->qbuf, sizeof(app->qbuf), w->id,
-                          (uint16_t)(rnd[2] << 8 | rnd[3]), now, &w->sent);
-  w->waiting = 1;
-  w->resting = 0;
-  w->deadline = now + app->timeout;
-  if (n < 0) {
-    return;
-  }
-  ub = uv_buf_init((char *)app->qbuf, (unsigned)n);
-  ++app->queries;
-  if (uv_udp_try_send(&w->sock->h, &ub, 1,
-                      (const struct sockaddr *)&app->resolver) < 0) {
-    ++app->send_errors;
-  }
+  return ws;
 }
 
-/* CLIENT_ORIG_BURST bounds the queries one pump of --model original
-   sends. */
-#define CLIENT_ORIG_BURST 512
+/* client_send is the driver's send callback: a fresh send (or the
+   worker's first) gets a new socket, the old one is closed. */
+static int client_send(uint32_t chan, size_t res, const uint8_t *data,
+                       size_t len, uint32_t flags, void *user_data) {
+  client_app *app = user_data;
+  uv_buf_t ub = uv_buf_init((char *)(uintptr_t)data, (unsigned)len);
 
-/* client_orig_pump sends, with --model original, every query the original
-   client would send now: one for each due data packet or owed ack, and
-   the polls it may. */
-static void client_orig_pump(client_app *app, rp_tstamp now) {
-  uint32_t want, w;
-  int k;
-
-  for (k = 0; k < CLIENT_ORIG_BURST && !app->finished; ++k) {
-    w = tun_arq_want_output(tun_cli_arq(app->cli), now);
-    want = ((w & TUN_ARQ_WANT_DATA) ? TUN_ORIG_WANT_DATA : 0) |
-           ((w & TUN_ARQ_WANT_ACK) ? TUN_ORIG_WANT_ACK : 0);
-    if (!tun_orig_next(&app->orig, want, now)) {
-      break;
-    }
-    client_worker_send(&app->workers[0], now);
+  (void)res;
+  if (app->socks[chan] != NULL && (flags & TUN_DRV_SEND_FRESH)) {
+    client_sock_close(app->socks[chan]);
+    app->socks[chan] = NULL;
   }
+  if (app->socks[chan] == NULL) {
+    app->socks[chan] = client_sock_open(app, chan);
+    if (app->socks[chan] == NULL) {
+      return 1;
+    }
+  }
+  return uv_udp_try_send(&app->socks[chan]->h, &ub, 1,
+                         (const struct sockaddr *)&app->resolver) < 0;
+}
+
+static uint64_t client_rand(void *user_data) {
+  (void)user_data;
+  return tun_app_random64();
 }
 
 static void client_finish(client_app *app, rp_tstamp now) {
   static char extra[CLIENT_EXTRA_LEN];
-  const char *mode = app->original ? "original"
-                     : app->fresh  ? "direct"
-                                   : "udp-workers";
+  const char *mode = app->ds.model == TUN_DRV_ORIGINAL ? "original"
+                     : app->ds.fresh                   ? "direct"
+                                                       : "udp-workers";
+  tun_drv_stats st;
   size_t i, pos;
 
   if (app->finished) {
     return;
   }
   app->finished = 1;
+  tun_drv_get_stats(app->drv, &st);
   pos = (size_t)snprintf(
       extra, sizeof(extra),
       ",\"workers\":%zu,\"fresh_sockets\":%s,\"send_errors\":%" PRIu64,
-      app->nworkers, app->fresh ? "true" : "false", app->send_errors);
+      app->ds.nworkers, app->ds.fresh ? "true" : "false", st.send_errors);
   if (app->pool != NULL) {
     mode = "pool";
     if (pos < sizeof(extra)) {
@@ -270,130 +220,58 @@ static void client_finish(client_app *app, rp_tstamp now) {
       tun_pool_format_timeline(app->pool, extra + pos, sizeof(extra) - pos);
     }
   }
-  tun_app_xfer_print(&app->xfer, app->cli, "dnstt", mode, app->queries,
-                     app->answers, app->timeouts, app->rejected, now, extra);
-  for (i = 0; i < app->nworkers; ++i) {
-    if (app->workers[i].sock != NULL) {
-      client_sock_close(app->workers[i].sock);
-      app->workers[i].sock = NULL;
+  tun_app_xfer_print(tun_drv_xfer(app->drv), tun_drv_cli(app->drv), "dnstt",
+                     mode, st.queries, st.answers, st.timeouts, st.rejected,
+                     now, extra);
+  for (i = 0; i < app->ds.nworkers; ++i) {
+    if (app->socks[i] != NULL) {
+      client_sock_close(app->socks[i]);
+      app->socks[i] = NULL;
     }
   }
   uv_close((uv_handle_t *)&app->tick, NULL);
   tun_main_pool_stop(CLIENT_NAME, &app->pool);
 }
 
-static void client_progress(client_app *app, rp_tstamp now) {
-  if (tun_app_xfer_pump(&app->xfer, app->cli, now)) {
-    client_finish(app, now);
-  }
-}
-
-/* client_rest returns how long a worker rests after an error answer: on
-   average one timeout from the send, drawn uniformly from half to one and
-   a half, so that workers refused together do not come back together. */
-static rp_duration client_rest(const client_app *app) {
-  uint64_t r = tun_app_random64() % (app->timeout + 1);
-
-  return app->timeout / 2 + r;
-}
-
 static void client_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
                            const struct sockaddr *addr, unsigned flags) {
   worker_sock *ws = (worker_sock *)(void *)h;
-  worker *w = ws->w;
-  client_app *app = w->app;
+  client_app *app = ws->app;
   rp_tstamp now = uv_hrtime();
-  int rv, mine;
 
   (void)addr;
   (void)flags;
-  if (nread < RP_DNS_HEADER_LEN || app->finished) {
+  if (nread <= 0 || app->finished || app->socks[ws->chan] != ws) {
     return;
   }
-  if (app->original) {
-    /* The original client: any answer, data or not; an error answer
-       changes nothing (no poll, no resend). */
-    rv = tun_cli_on_answer(app->cli, (const uint8_t *)buf->base, (size_t)nread,
-                           now);
-    if (rv < 0) {
-      ++app->rejected;
-      return;
-    }
-    ++app->answers;
-    tun_orig_on_answer(&app->orig, rv);
-    client_progress(app, now);
-    client_orig_pump(app, now);
-    return;
-  }
-  mine = w->waiting && w->sock == ws &&
-         rp_dns_get_id((const uint8_t *)buf->base) == w->id;
-  rv = tun_cli_on_answer(app->cli, (const uint8_t *)buf->base, (size_t)nread,
-                         now);
-  if (rv < 0) {
-    ++app->rejected;
-    if (mine) {
-      /* Like dnstt: no new query for an error answer until the wait
-         would have ended. */
-      w->waiting = 0;
-      w->resting = 1;
-      w->deadline = now + client_rest(app);
-      /* Its upload segments are lost for sure: resend them at once. */
-      tun_cli_nack(app->cli, &w->sent);
-    }
-    return;
-  }
-  ++app->answers;
-  client_progress(app, now);
-  if (mine) {
-    w->waiting = 0;
-    client_worker_send(w, now);
+  tun_drv_on_answer(app->drv, ws->chan, 0, (const uint8_t *)buf->base,
+                    (size_t)nread, now);
+  if (tun_drv_finished(app->drv)) {
+    client_finish(app, now);
   }
 }
 
 static void client_on_tick(uv_timer_t *t) {
   client_app *app = t->data;
   rp_tstamp now = uv_hrtime();
-  size_t i;
 
-  tun_arq_handle_expiry(tun_cli_arq(app->cli), now);
-  client_progress(app, now);
-  if (app->original) {
-    client_orig_pump(app, now);
-    return;
-  }
-  for (i = 0; i < app->nworkers && !app->finished; ++i) {
-    worker *w = &app->workers[i];
-
-    if ((w->waiting || w->resting) && now >= w->deadline) {
-      if (w->waiting) {
-        ++app->timeouts;
-      }
-      client_worker_send(w, now);
-    }
+  tun_drv_tick(app->drv, now);
+  if (tun_drv_finished(app->drv)) {
+    client_finish(app, now);
   }
 }
 
-/* client_start starts the tick timer and the workers. */
+/* client_start starts the tick timer and the driver. */
 static void client_start(client_app *app) {
   rp_tstamp now = uv_hrtime();
-  size_t k;
+  uint64_t ms = tun_drv_tick_interval(app->drv) / RP_MILLISECONDS;
 
   uv_timer_init(app->loop, &app->tick);
   app->tick.data = app;
-  uv_timer_start(&app->tick, client_on_tick, CLIENT_TICK_MS, CLIENT_TICK_MS);
-  client_progress(app, now);
-  if (app->original) {
-    tun_orig_settings os;
-
-    tun_orig_settings_default(&os);
-    tun_orig_init(&app->orig, &os, now);
-    app->workers[0].app = app;
-    client_orig_pump(app, now);
-    return;
-  }
-  for (k = 0; k < app->nworkers; ++k) {
-    app->workers[k].app = app;
-    client_worker_send(&app->workers[k], now);
+  uv_timer_start(&app->tick, client_on_tick, ms, ms);
+  tun_drv_start(app->drv, now);
+  if (tun_drv_finished(app->drv)) {
+    client_finish(app, now);
   }
 }
 
@@ -426,10 +304,10 @@ static int client_opt(const char *a, const char *v, int *pbad,
 
   if (strcmp(a, "--workers") == 0) {
     *pbad = tun_app_parse_size(v, &co->workers) || co->workers == 0 ||
-            co->workers > CLIENT_MAX_WORKERS;
+            co->workers > TUN_DRV_MAX_WORKERS;
   } else if (strcmp(a, "--udp-workers") == 0) {
     *pbad = tun_app_parse_size(v, &co->udp_workers) || co->udp_workers == 0 ||
-            co->udp_workers > CLIENT_MAX_WORKERS;
+            co->udp_workers > TUN_DRV_MAX_WORKERS;
   } else if (strcmp(a, "--timeout-ms") == 0) {
     *pbad = tun_app_parse_size(v, &co->timeout_ms) || co->timeout_ms == 0;
   } else if (strcmp(a, "--model") == 0) {
@@ -443,9 +321,10 @@ static int client_opt(const char *a, const char *v, int *pbad,
 
 int main(int argc, char **argv) {
   static client_app app;
-  tun_cli_settings cs;
   tun_main_opts o;
   client_opts co = {0};
+  tun_drv_callbacks cb = {.send = client_send, .rand = client_rand};
+  tun_drv_settings *ds = &app.ds;
   int rv;
 
   tun_main_opts_init(&o, CLIENT_NAME);
@@ -455,6 +334,8 @@ int main(int argc, char **argv) {
     return rv;
   }
   rv = 0;
+  tun_drv_settings_default(ds,
+                           co.original ? TUN_DRV_ORIGINAL : TUN_DRV_WORKERS);
   if (o.domain == NULL || (!o.pool_mode && o.nresolvers != 1) ||
       (o.pool_mode && o.nresolvers == 0 && o.pool_config == NULL)) {
     fprintf(stderr, CLIENT_NAME ": --domain and one --resolver (with --pool: "
@@ -465,9 +346,7 @@ int main(int argc, char **argv) {
              tun_app_parse_addr(o.resolvers[0], &app.resolver) != 0) {
     fprintf(stderr, CLIENT_NAME ": bad --resolver %s\n", o.resolvers[0]);
     rv = 2;
-  }
-  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
-  if (rv == 0 && rp_dns_name_from_text(&cs.domain, o.domain) != 0) {
+  } else if (rp_dns_name_from_text(&ds->domain, o.domain) != 0) {
     fprintf(stderr, CLIENT_NAME ": bad --domain %s\n", o.domain);
     rv = 2;
   }
@@ -475,57 +354,54 @@ int main(int argc, char **argv) {
     tun_main_opts_free(&o);
     return rv;
   }
-  cs.sid = tun_app_random64();
-  rv = tun_cli_new(&app.cli, &cs, NULL);
+  if (!co.original) {
+    if (co.workers == 0 && (co.udp_workers != 0 || o.pool_mode)) {
+      ds->nworkers =
+          co.udp_workers != 0 ? (size_t)co.udp_workers : CLIENT_POOL_WORKERS;
+      ds->fresh = 0;
+    } else {
+      ds->nworkers =
+          co.workers != 0 ? (size_t)co.workers : CLIENT_DIRECT_WORKERS;
+      ds->fresh = 1;
+    }
+  }
+  ds->timeout = (co.timeout_ms != 0 ? co.timeout_ms : CLIENT_TIMEOUT_MS) *
+                RP_MILLISECONDS;
+  tun_main_xfer_targets(&o, &ds->down_bytes, &ds->up_bytes, &ds->seconds);
+  rv = tun_drv_new(&app.drv, ds, &cb, NULL, &app);
   if (rv != 0) {
     fprintf(stderr, CLIENT_NAME ": %s\n", rp_strerror(rv));
     tun_main_opts_free(&o);
     return 2;
   }
-  if (co.original) {
-    app.original = 1;
-    app.nworkers = 1;
-    app.fresh = 0;
-  } else if (co.workers == 0 && (co.udp_workers != 0 || o.pool_mode)) {
-    app.nworkers =
-        co.udp_workers != 0 ? (size_t)co.udp_workers : CLIENT_POOL_WORKERS;
-    app.fresh = 0;
-  } else {
-    app.nworkers = co.workers != 0 ? (size_t)co.workers : CLIENT_DIRECT_WORKERS;
-    app.fresh = 1;
-  }
-  app.timeout = (co.timeout_ms != 0 ? co.timeout_ms : CLIENT_TIMEOUT_MS) *
-                RP_MILLISECONDS;
-  if (tun_main_xfer_open(&o, &app.xfer) != 0) {
-    tun_cli_del(app.cli);
+  app.socks = calloc(ds->nworkers, sizeof(*app.socks));
+  if (app.socks == NULL ||
+      tun_main_xfer_files(&o, tun_drv_xfer(app.drv), &app.files) != 0) {
+    rv = app.socks == NULL ? 1 : 2;
+    tun_app_xfer_close_files(&app.files);
+    tun_drv_del(app.drv);
+    free(app.socks);
     tun_main_opts_free(&o);
-    return 2;
-  }
-  app.workers = calloc(app.nworkers, sizeof(worker));
-  if (app.workers == NULL) {
-    tun_app_xfer_close_files(&app.xfer);
-    tun_cli_del(app.cli);
-    tun_main_opts_free(&o);
-    return 1;
+    return rv;
   }
   app.loop = uv_default_loop();
   if (o.pool_mode) {
     app.exit_code =
-        tun_main_pool_start(&o, RP_KIND_DNSTT, &cs.domain, o.check_bytes,
+        tun_main_pool_start(&o, RP_KIND_DNSTT, &ds->domain, o.check_bytes,
                             app.loop, client_pool_ready, &app, &app.pool);
   } else {
     client_start(&app);
   }
-  tun_main_opts_free(&o);
   uv_run(app.loop, UV_RUN_DEFAULT);
   uv_loop_close(app.loop);
   if (app.exit_code != 0) {
     rv = app.exit_code;
   } else {
-    rv = tun_main_xfer_ok(&o, &app.xfer) ? 0 : 1;
+    rv = tun_main_xfer_ok(&o, tun_drv_xfer(app.drv)) ? 0 : 1;
   }
-  tun_app_xfer_close_files(&app.xfer);
-  tun_cli_del(app.cli);
-  free(app.workers);
+  tun_main_opts_free(&o);
+  tun_app_xfer_close_files(&app.files);
+  tun_drv_del(app.drv);
+  free(app.socks);
   return rv;
 }

@@ -1,0 +1,167 @@
+/*
+ * tundrv.h: the minimal tunnel clients' drivers, sans-I/O (prefix
+ * tun_drv_): when a query goes out, to which resolver and on which
+ * channel, and what an answer or a timer changes. The libuv programs
+ * (tun-dnstt-client, tun-md-client) and the simulator drive the same
+ * code: they pass the time and the answers in and carry out the sends.
+ *
+ * Models:
+ * - TUN_DRV_WORKERS (the DNSTT-style client): |nworkers| workers each
+ *   keep one query out toward resolver 0 on channel = the worker's
+ *   index. A worker sends its next query as soon as its answer comes
+ *   back. With |fresh| every query leaves from a new socket (the send
+ *   says TUN_DRV_SEND_FRESH: the driver's caller opens it and closes the
+ *   worker's old one). An error answer (REFUSED, SERVFAIL) carries
+ *   nothing: like dnstt the worker rests about a timeout (0.5 to 1.5 of
+ *   it, drawn) and the upload segments of the refused query are resent
+ *   at once. Every NOERROR answer with a TXT record is taken, whatever
+ *   its ID; only the worker's own answer (its ID, its current socket)
+ *   ends its wait.
+ * - TUN_DRV_ORIGINAL (the original dnstt-client, tunorig.h): one socket
+ *   (channel 0) taking every answer; a query for each data packet or
+ *   owed ack and the polls the model permits; nothing for an error
+ *   answer.
+ * - TUN_DRV_MD (the MasterDNS-style client): an MTU test per resolver
+ *   (probes asking for exactly N test bytes: the ceiling, then the floor
+ *   to tell a dead resolver, then 3/4 steps), the session's download MTU
+ *   the smallest that passed; then |nslots| slots keep one query out
+ *   each, the balancer (balancer.h) picks its resolver and |dup| - 1
+ *   others for copies. Channel = resolver index (one socket per
+ *   resolver). A send times out after srtt + max(4 rttvar, srtt / 4) of
+ *   its resolver (50 ms .. 1 s); an error answer rests the slot about a
+ *   timeout and resends its upload packet. Disabled resolvers are
+ *   rechecked with a probe every 5 s.
+ *
+ * Timers: the caller calls tun_drv_tick every tun_drv_tick_interval (the
+ * programs' periodic timer: 5 ms for the DNSTT models, 2 ms for MD).
+ * The transfer (tunxfer.h) is the driver's; the caller may hook files to
+ * it (tun_drv_xfer) before tun_drv_start.
+ */
+#ifndef TUN_DRV_H
+#define TUN_DRV_H
+
+#include "respool.h"
+#include "dns.h"
+#include "balancer.h"
+#include "tuncli.h"
+#include "tunxfer.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum tun_drv_model {
+  TUN_DRV_WORKERS = 0,
+  TUN_DRV_ORIGINAL,
+  TUN_DRV_MD
+} tun_drv_model;
+
+/* Flags of tun_drv_callbacks.send. */
+/* TUN_DRV_SEND_FRESH: the send leaves from a new socket of its channel
+   (close the channel's old one first). */
+#define TUN_DRV_SEND_FRESH 0x1u
+/* TUN_DRV_SEND_PROBE: an MD MTU probe or recheck (informational). */
+#define TUN_DRV_SEND_PROBE 0x2u
+
+/* TUN_DRV_MAX_WORKERS bounds nworkers; TUN_DRV_MAX_SLOTS bounds nslots;
+   TUN_DRV_MAX_DUP bounds dup; TUN_DRV_MAX_RESOLVERS bounds nres (MD). */
+#define TUN_DRV_MAX_WORKERS 4096
+#define TUN_DRV_MAX_SLOTS 256
+#define TUN_DRV_MAX_DUP 10
+#define TUN_DRV_MAX_RESOLVERS 32
+/* TUN_DRV_MTU_FLOOR is the smallest download MTU the MD test tries. */
+#define TUN_DRV_MTU_FLOOR 64
+
+typedef struct tun_drv_settings {
+  tun_drv_model model;
+  /* domain is the tunnel domain. */
+  rp_dns_name domain;
+  /* Transfer: bytes down (UINT64_MAX: until |seconds|), up, seconds. */
+  uint64_t down_bytes;
+  uint64_t up_bytes;
+  double seconds;
+  /* WORKERS: nworkers workers, fresh sockets per query, the wait for an
+     answer (1.5 s). */
+  size_t nworkers;
+  int fresh;
+  rp_duration timeout;
+  /* MD: nres resolvers, nslots slots (8), dup sends per query (2), the
+     balancer's strategy, the MTU test's ceiling (500). */
+  size_t nres;
+  size_t nslots;
+  size_t dup;
+  tun_bal_strategy strategy;
+  uint16_t mtu_ceiling;
+} tun_drv_settings;
+
+typedef struct tun_drv_callbacks {
+  /* send sends |len| bytes of query to resolver |res| on channel |chan|
+     (|flags|: TUN_DRV_SEND_*). Non-zero is counted as a send error. */
+  int (*send)(uint32_t chan, size_t res, const uint8_t *data, size_t len,
+              uint32_t flags, void *user_data);
+  /* rand returns 64 random bits. */
+  uint64_t (*rand)(void *user_data);
+} tun_drv_callbacks;
+
+/* tun_drv_stats are the driver's counters. */
+typedef struct tun_drv_stats {
+  uint64_t queries, answers, timeouts, rejected, copies, unmatched;
+  uint64_t send_errors;
+} tun_drv_stats;
+
+typedef struct tun_drv tun_drv;
+
+/* tun_drv_settings_default fills |s| for |model| (transfer targets 0,
+   domain empty): 300 workers not fresh and a 1.5 s timeout, or one
+   worker for ORIGINAL; MD one resolver, 8 slots, dup 2, round robin,
+   ceiling 500. */
+void tun_drv_settings_default(tun_drv_settings *s, tun_drv_model model);
+
+/* tun_drv_new creates a driver. Returns 0, RP_ERR_INVALID_ARGUMENT (a
+   bound exceeded, no send callback) or RP_ERR_NOMEM. */
+int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
+                const tun_drv_callbacks *callbacks, const rp_mem *mem,
+                void *user_data);
+
+/* tun_drv_del frees |drv|. NULL is a no-op. */
+void tun_drv_del(tun_drv *drv);
+
+/* tun_drv_xfer returns the transfer (hook files before tun_drv_start). */
+tun_xfer *tun_drv_xfer(tun_drv *drv);
+
+/* tun_drv_cli returns the client session (MD: NULL until the MTU test
+   ended). */
+tun_cli *tun_drv_cli(tun_drv *drv);
+
+/* tun_drv_start sends the first queries (MD: the MTU test) at |now|.
+   Returns 0, or RP_ERR_NOMEM. */
+int tun_drv_start(tun_drv *drv, rp_tstamp now);
+
+/* tun_drv_on_answer takes |len| bytes that arrived on channel |chan|
+   from resolver |res| at |now|. */
+void tun_drv_on_answer(tun_drv *drv, uint32_t chan, size_t res,
+                       const uint8_t *data, size_t len, rp_tstamp now);
+
+/* tun_drv_tick_interval returns the period of tun_drv_tick, ns. */
+rp_duration tun_drv_tick_interval(const tun_drv *drv);
+
+/* tun_drv_tick runs the timers due at |now|. */
+void tun_drv_tick(tun_drv *drv, rp_tstamp now);
+
+/* tun_drv_finished returns 1 once the transfer ended (or, MD, failed). */
+int tun_drv_finished(const tun_drv *drv);
+
+/* tun_drv_failed returns 1 when MD's MTU test found no resolver. */
+int tun_drv_failed(const tun_drv *drv);
+
+/* tun_drv_get_stats fills |stats|. */
+void tun_drv_get_stats(const tun_drv *drv, tun_drv_stats *stats);
+
+/* tun_drv_md_mtu returns the MD session's download MTU (0 before the
+   test ended); tun_drv_md_res_mtu the MTU resolver |i| passed at. */
+uint16_t tun_drv_md_mtu(const tun_drv *drv);
+uint16_t tun_drv_md_res_mtu(const tun_drv *drv, size_t i);
+
+/* tun_drv_md_bal returns the MD balancer (for the programs' report). */
+const tun_bal *tun_drv_md_bal(const tun_drv *drv);
+
+#endif /* TUN_DRV_H */
