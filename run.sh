@@ -6,6 +6,7 @@
 #   ./run.sh asan       build build-asan/ with ASan+UBSan and run the unit and sim tests
 #   ./run.sh fuzz [s]   build build-fuzz/ with clang libFuzzer and fuzz each target s seconds
 #   ./run.sh bench      run the bench-labelled tests
+#   ./run.sh sim [args] the table in virtual time (respool-sim table) into results/sim/
 #   ./run.sh deps       install the Debian packages the project needs
 #   ./run.sh --help
 set -euo pipefail
@@ -133,6 +134,18 @@ case "$cmd" in
     configure_build build
     cd build
     ctest -L bench --output-on-failure
+    ;;
+  sim)
+    # The table in virtual time: respool-sim table's rounds, rendered by
+    # the runner (table.md, results.json, plots) in results/sim/.
+    # Arguments go to respool-sim table (--rounds 3, --setup ..., --seed).
+    deps
+    configure_build build
+    mkdir -p "$ROOT/results/sim"
+    "$ROOT/build/sim/respool-sim" table --json "${@:2}" \
+      >"$ROOT/results/sim/rounds.json"
+    RP_TABLE_ARGV0="./run.sh sim" python3 "$ROOT/scenarios/runner.py" \
+      --sim-results "$ROOT/results/sim/rounds.json" --out "$ROOT/results/sim"
     ;;
   main)
     # The scenario table (scenarios/run-table.sh, issue 7). Flags after

@@ -1289,6 +1289,11 @@ def main(argv=None):
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--list", action="store_true",
                     help="list setups and columns (with n/a reasons), exit")
+    ap.add_argument("--sim-results", metavar="FILE",
+                    help="take the rounds from FILE (respool-sim table "
+                    "--json: the table in virtual time) instead of running "
+                    "them; the setups and columns are those of the files, "
+                    "narrowed by --setup/--column as usual")
     ap.add_argument("--replot", metavar="DIR",
                     help="rebuild DIR's table.md and plots from its "
                     "results.json (no run), then exit")
@@ -1354,6 +1359,17 @@ def main(argv=None):
                 if cols_data["tunnels"].get(c.get("tunnel"), {}).get(
                     "quick", True) and c.get("quick", True)]
 
+    sim_rounds = None
+    if a.sim_results:
+        try:
+            sim_data = load_json(a.sim_results)
+        except (OSError, ValueError) as e:
+            print("run-table: %s" % e, file=sys.stderr)
+            return 2
+        sim_rounds = {(r["setup"], r["column"], r["round"]): r
+                      for r in sim_data.get("results", [])}
+        rounds = max([k[2] for k in sim_rounds] or [1])
+        quick = bool(sim_data.get("quick"))
     build = find_build(a.build)
     ctx_static = {"build": build, "root": ROOT, "scenarios": HERE,
                   "domain": cols_data.get("domain", "t.example")}
@@ -1405,7 +1421,10 @@ def main(argv=None):
             cd = dict(c)
             cd["na"] = str(e)
         cd.setdefault("title", cd["name"])
-        if "na" not in cd:
+        if sim_rounds is not None:
+            if not any(k[1] == cd["name"] for k in sim_rounds):
+                cd["na"] = "not in %s" % a.sim_results
+        elif "na" not in cd:
             if resolve_exe(opts.fakeres) is None:
                 cd["na"] = "fakeres not built (%s)" % opts.fakeres
             else:
@@ -1484,7 +1503,13 @@ def main(argv=None):
                         s["name"], cd["name"], rnd, rounds, done + 1, total,
                         hms(el), (", ETA " + hms(eta)) if eta is not None
                         else ""))
-                    rec = run_round(s, cd, rnd, opts, ctx_static)
+                    if sim_rounds is not None:
+                        rec = sim_rounds.get(
+                            (s["name"], cd["name"], rnd),
+                            {"ok": False, "error": "not simulated"})
+                        rec.setdefault("elapsed", 0.0)
+                    else:
+                        rec = run_round(s, cd, rnd, opts, ctx_static)
                     cells[cd["name"]]["rounds"].append(rec)
                     done += 1
                     if rec.get("ok"):

@@ -16,6 +16,7 @@
 #include "sim_report.h"
 #include "sim_scenario.h"
 #include "sim_settings.h"
+#include "simtable.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -472,6 +473,9 @@ static int main_summary(const main_opts *o, const sim_config *base) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "table") == 0) {
+    return sim_table_main(argc - 1, argv + 1);
+  }
   enum {
     OPT_RTT = 256,
     OPT_SAMPLE,

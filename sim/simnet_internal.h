@@ -1,0 +1,182 @@
+/*
+ * simnet_internal.h: the private state of the loopback machine in
+ * virtual time (simnet.h), shared by its two files:
+ *   simnet.c        events, packets, the CPU model, the run
+ *   simnet_nodes.c  the processes' logic: the tunnel client (and an
+ *                   in-process pool), a relay (the pool core or the
+ *                   dnsdist model), the fake resolvers, the tunnel
+ *                   server
+ */
+#ifndef SIM_NET_INTERNAL_H
+#define SIM_NET_INTERNAL_H
+
+#include "simnet.h"
+
+#include "sim_heap.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* SIM_NET_PKT_MAX is the largest datagram carried, bytes (every tunnel
+   message and answer is shorter). */
+#define SIM_NET_PKT_MAX 4096
+
+/* The processes of a cell. */
+#define SIM_NET_CLIENT 0u
+#define SIM_NET_RELAY 1u
+#define SIM_NET_FAKERES 2u
+#define SIM_NET_SERVER 3u
+#define SIM_NET_NPROCS 4u
+
+/* Ports. A client's channel c is port c; the pool's listener (in the
+   client's process or the relay's) is SIM_NET_PORT_POOL; the upstream
+   socket toward resolver r (the pool's, or the fake resolvers' toward
+   the server) is SIM_NET_PORT_UP + r. */
+#define SIM_NET_PORT_POOL 0x10000u
+#define SIM_NET_PORT_UP 0x20000u
+
+typedef struct sim_net_pkt {
+  uint32_t src_proc, src_port, dst_proc, dst_port;
+  uint32_t len;
+  uint8_t data[SIM_NET_PKT_MAX];
+} sim_net_pkt;
+
+typedef enum sim_net_ev_kind {
+  SIM_NET_EV_ARRIVE = 1, /* a datagram reaches process a: c = packet */
+  SIM_NET_EV_LATER,      /* process a's delayed send is due: c = packet */
+  SIM_NET_EV_TIMER,      /* process a's timer: b = its generation */
+  SIM_NET_EV_DONE,       /* process a spent its item's cost */
+  SIM_NET_EV_FREE        /* process a's sends left: its core is free */
+} sim_net_ev_kind;
+
+typedef enum sim_net_item_kind {
+  SIM_NET_ITEM_DGRAM = 0, /* arg = packet */
+  SIM_NET_ITEM_LATER,     /* arg = packet to send */
+  SIM_NET_ITEM_TIMER
+} sim_net_item_kind;
+
+typedef struct sim_net_item {
+  sim_net_item_kind kind;
+  uint32_t arg;
+} sim_net_item;
+
+typedef enum sim_net_state {
+  SIM_NET_IDLE = 0,
+  SIM_NET_READY,
+  SIM_NET_RUNNING
+} sim_net_state;
+
+typedef struct sim_net_proc {
+  sim_net_state state;
+  rp_duration cost_recv, cost_send, cost_wake;
+  /* woke is 1 while the item in progress is the first after idling. */
+  int woke;
+  /* items is a ring of |nitems| work items from item_head. */
+  sim_net_item *items;
+  size_t nitems, capitems, item_head;
+  /* cur is the item being worked on. */
+  sim_net_item cur;
+  /* busy_from is when it took its core; cpu sums its busy time, ns. */
+  rp_tstamp busy_from;
+  uint64_t cpu;
+  /* send_clock is when its last send of the current item leaves. */
+  rp_tstamp send_clock;
+  /* timer_at is the armed expiry (UNSET: none), timer_gen its
+     generation; timer_queued is 1 while a timer item waits. */
+  rp_tstamp timer_at;
+  uint64_t timer_gen;
+  int timer_queued;
+} sim_net_proc;
+
+typedef struct sim_net_nodes sim_net_nodes;
+
+typedef struct sim_net {
+  sim_net_cell cell;
+  const rp_mem *mem;
+  sim_heap heap;
+  rp_tstamp now;
+  uint64_t events;
+  uint64_t hash;
+  uint64_t oversize;
+  /* stop is set when the client's transfer ended. */
+  int stop;
+  sim_net_proc procs[SIM_NET_NPROCS];
+  uint32_t free_cores;
+  /* ready is a ring of |nready| processes waiting for a core. */
+  uint32_t ready[SIM_NET_NPROCS];
+  uint32_t ready_head, nready;
+  sim_net_pkt *pkts;
+  size_t npkts, cappkts;
+  uint32_t *free_pkts;
+  size_t nfree, capfree;
+  /* rx is the datagram being handled (copied out of the pool). */
+  sim_net_pkt rx;
+  /* pool_proc is the process that runs a pool (its datagrams cost
+     costs.pool_*), or SIM_NET_NPROCS when none does. */
+  uint32_t pool_proc;
+  /* nodes is the processes' logic (simnet_nodes.c). */
+  sim_net_nodes *nodes;
+} sim_net;
+
+/* simnet.c */
+
+/* sim_net_hash mixes |v| into the trace hash. */
+void sim_net_hash(sim_net *n, uint64_t v);
+
+/* sim_net_rng_next draws from the splitmix64 stream |*state|. */
+uint64_t sim_net_rng_next(uint64_t *state);
+
+/* sim_net_pkt_alloc takes a packet slot. Returns 0 or RP_ERR_NOMEM. */
+int sim_net_pkt_alloc(sim_net *n, uint32_t *pidx);
+
+/* sim_net_pkt_free returns a packet slot. */
+void sim_net_pkt_free(sim_net *n, uint32_t idx);
+
+/* sim_net_work queues a work item for |proc|. */
+int sim_net_work(sim_net *n, uint32_t proc, sim_net_item_kind kind,
+                 uint32_t arg);
+
+/* sim_net_send sends a datagram from the process doing its work now: it
+   leaves after the sender's cost_send (and those of its earlier sends of
+   the item) and arrives after the link's latency. */
+int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
+                 uint32_t dst_proc, uint32_t dst_port, const uint8_t *data,
+                 size_t len);
+
+/* sim_net_send_at has |src_proc| send a datagram at |at| (a delayed
+   reply: the sender works for it then). */
+int sim_net_send_at(sim_net *n, rp_tstamp at, uint32_t src_proc,
+                    uint32_t src_port, uint32_t dst_proc, uint32_t dst_port,
+                    const uint8_t *data, size_t len);
+
+/* sim_net_charge adds |ns| of CPU to the item |proc| is working on (a
+   socket opened for a send). */
+void sim_net_charge(sim_net *n, uint32_t proc, rp_duration ns);
+
+/* sim_net_free_core ends |proc|'s item: its core goes to the next ready
+   process. */
+int sim_net_free_core(sim_net *n, uint32_t proc);
+
+/* simnet_nodes.c */
+
+/* sim_net_nodes_start creates the processes' engines for n->cell, sets
+   the costs and starts the client. */
+int sim_net_nodes_start(sim_net *n);
+
+/* sim_net_node_datagram handles a datagram that reached |proc|. */
+int sim_net_node_datagram(sim_net *n, uint32_t proc, const sim_net_pkt *pk);
+
+/* sim_net_node_timer runs |proc|'s timers due now. */
+int sim_net_node_timer(sim_net *n, uint32_t proc);
+
+/* sim_net_node_expiry returns when |proc| next needs its timer, or
+   RP_TSTAMP_UNSET. */
+rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc);
+
+/* sim_net_nodes_result fills |res| from the engines. */
+void sim_net_nodes_result(sim_net *n, sim_net_result *res);
+
+/* sim_net_nodes_free frees the engines. */
+void sim_net_nodes_free(sim_net *n);
+
+#endif /* SIM_NET_INTERNAL_H */

@@ -1,0 +1,655 @@
+/*
+ * simnet_nodes.c: the processes' logic of the loopback machine in
+ * virtual time (see simnet.h): the tunnel client (tundrv.h) with an
+ * in-process pool when the cell asks for one, a relay (the pool core as
+ * respool runs it, or the dnsdist model), the fake resolvers (one
+ * process, as `fakeres -r ... --upstream` runs them) and the tunnel
+ * server (tunsrv.h).
+ *
+ * IMPLEMENTATION NOTES
+ * - The fake resolvers forward an answered query to the server under an
+ *   ID of their own (a table of 65536 entries) and relay its answer back
+ *   after the profile's delay, as fr_upstream.c does; a refusal is built
+ *   at once (sim_resolver_reply) and leaves after the delay; drops,
+ *   losses and a dead resolver answer nothing.
+ * - The dnsdist model: each query goes to the backend with the fewest
+ *   queries outstanding (ties: the lowest index), under an ID of the
+ *   relay's; its answer, whatever its rcode, goes back; a query
+ *   unanswered for 2 s is forgotten (no retry, no hedge).
+ * - Start-up check: with cell.check a dead resolver is not added to the
+ *   pool (the pools' checks reject it); others are added unchecked.
+ */
+#include "simnet_internal.h"
+
+#include "sim_resolver.h"
+#include "tunsrv.h"
+
+#include <string.h>
+
+/* NODES_IDS is the size of an ID space (fake resolvers, dnsdist). */
+#define NODES_IDS 65536u
+/* NODES_DD_TIMEOUT is how long the dnsdist model keeps a query. */
+#define NODES_DD_TIMEOUT (2 * RP_SECONDS)
+/* NODES_DD_SWEEP is the period of its sweep of old queries. */
+#define NODES_DD_SWEEP (100 * RP_MILLISECONDS)
+/* The seed streams (odd constants). */
+#define NODES_SEED_CLIENT 0x9e3779b97f4a7c15ULL
+#define NODES_SEED_POOL 0xc2b2ae3d27d4eb4fULL
+#define NODES_SEED_RES 0x165667b19e3779f9ULL
+#define NODES_SEED_SERVER 0x27d4eb2f165667c5ULL
+
+/* nodes_fwd is a query a fake resolver forwarded to the server. */
+typedef struct nodes_fwd {
+  uint32_t used;
+  uint32_t res;
+  uint32_t src_proc, src_port;
+  uint16_t id;
+  uint8_t lose;
+  rp_duration delay;
+} nodes_fwd;
+
+/* nodes_dd is a query the dnsdist model forwarded. */
+typedef struct nodes_dd {
+  uint32_t used;
+  uint32_t backend;
+  uint32_t src_port;
+  uint16_t id;
+  rp_tstamp at;
+} nodes_dd;
+
+struct sim_net_nodes {
+  /* The client. */
+  tun_drv *drv;
+  rp_tstamp next_tick;
+  uint64_t rng_client;
+  rp_tstamp finished_at;
+  /* The pool, in the client's process (INPROC) or the relay's. */
+  rp_pool *pool;
+  uint32_t pool_proc;
+  uint32_t pool_ids[SIM_NET_MAX_RES];
+  uint64_t rng_pool;
+  /* The dnsdist model. */
+  nodes_dd *dd;
+  uint16_t dd_next;
+  uint32_t dd_outstanding[SIM_NET_MAX_RES];
+  rp_tstamp dd_sweep;
+  /* The fake resolvers. */
+  fr_profile prof[SIM_NET_MAX_RES];
+  fr_rng rng_res[SIM_NET_MAX_RES];
+  nodes_fwd *fwd;
+  uint16_t fwd_next;
+  uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
+      refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],
+      lost[SIM_NET_MAX_RES];
+  /* The server. */
+  tun_srv *srv;
+  uint8_t buf[SIM_NET_PKT_MAX];
+};
+
+/* ---------------------------------------------------------------- */
+/* Callbacks of the engines                                           */
+/* ---------------------------------------------------------------- */
+
+static uint64_t nodes_client_rand(void *user_data) {
+  sim_net *n = user_data;
+
+  return sim_net_rng_next(&n->nodes->rng_client);
+}
+
+/* nodes_client_send is the client driver's send: to a resolver, to the
+   in-process pool, or to the relay. */
+static int nodes_client_send(uint32_t chan, size_t res, const uint8_t *data,
+                             size_t len, uint32_t flags, void *user_data) {
+  sim_net *n = user_data;
+
+  if (flags & TUN_DRV_SEND_FRESH) {
+    sim_net_charge(n, SIM_NET_CLIENT, n->cell.costs.client_fresh);
+  }
+  switch (n->cell.relay) {
+  case SIM_NET_DIRECT:
+    return sim_net_send(n, SIM_NET_CLIENT, chan, SIM_NET_FAKERES,
+                        n->cell.first_only ? 0u : (uint32_t)res, data, len);
+  case SIM_NET_INPROC:
+    return sim_net_send(n, SIM_NET_CLIENT, chan, SIM_NET_CLIENT,
+                        SIM_NET_PORT_POOL, data, len);
+  case SIM_NET_RESPOOL:
+  case SIM_NET_DNSDIST:
+    return sim_net_send(n, SIM_NET_CLIENT, chan, SIM_NET_RELAY,
+                        SIM_NET_PORT_POOL, data, len);
+  }
+  return 0;
+}
+
+static int nodes_pool_send(rp_pool *pool, uint32_t resolver_id,
+                           void *resolver_user_data, uint16_t upstream_id,
+                           const uint8_t *data, size_t len, uint32_t flags,
+                           void *user_data) {
+  sim_net *n = user_data;
+  uint32_t r = (uint32_t)(uintptr_t)resolver_user_data;
+
+  (void)pool;
+  (void)resolver_id;
+  (void)upstream_id;
+  (void)flags;
+  return sim_net_send(n, n->nodes->pool_proc, SIM_NET_PORT_UP + r,
+                      SIM_NET_FAKERES, r, data, len);
+}
+
+static int nodes_pool_deliver(rp_pool *pool, const rp_client *client,
+                              const uint8_t *data, size_t len, uint32_t flags,
+                              void *user_data) {
+  sim_net *n = user_data;
+
+  (void)pool;
+  (void)flags;
+  return sim_net_send(n, n->nodes->pool_proc, SIM_NET_PORT_POOL,
+                      SIM_NET_CLIENT, (uint32_t)client->id, data, len);
+}
+
+static void nodes_pool_rand(uint8_t *dest, size_t len, void *user_data) {
+  sim_net *n = user_data;
+  size_t i;
+  uint64_t v = 0;
+
+  for (i = 0; i < len; ++i) {
+    if (i % sizeof(v) == 0) {
+      v = sim_net_rng_next(&n->nodes->rng_pool);
+    }
+    dest[i] = (uint8_t)(v >> ((i % sizeof(v)) * 8u));
+  }
+}
+
+static int nodes_srv_send(const tun_peer *peer, const uint8_t *data,
+                          size_t len, void *user_data) {
+  sim_net *n = user_data;
+  uint32_t proc, port;
+
+  memcpy(&proc, peer->addr, sizeof(proc));
+  memcpy(&port, peer->addr + sizeof(proc), sizeof(port));
+  return sim_net_send(n, SIM_NET_SERVER, 0, proc, port, data, len);
+}
+
+static size_t nodes_srv_source(uint64_t sid, uint64_t offset, uint8_t *out,
+                               size_t cap, void *user_data) {
+  const sim_net *n = user_data;
+  uint64_t total = n->cell.serve_bytes;
+  size_t k;
+
+  (void)sid;
+  if (offset >= total) {
+    return 0;
+  }
+  if (cap > total - offset) {
+    cap = (size_t)(total - offset);
+  }
+  for (k = 0; k < cap; ++k) {
+    out[k] = tun_xfer_pattern_byte(offset + k, TUN_XFER_STREAM_DOWN);
+  }
+  return cap;
+}
+
+/* ---------------------------------------------------------------- */
+/* Start and end                                                      */
+/* ---------------------------------------------------------------- */
+
+static int nodes_pool_start(sim_net *n, uint32_t proc) {
+  sim_net_nodes *no = n->nodes;
+  rp_callbacks cb = {.send_query = nodes_pool_send,
+                     .deliver = nodes_pool_deliver,
+                     .rand = nodes_pool_rand};
+  size_t r;
+  int rv;
+
+  no->pool_proc = proc;
+  n->pool_proc = proc;
+  rv = rp_pool_new(&no->pool, &n->cell.pool, &cb, n->mem, n);
+  for (r = 0; rv == 0 && r < n->cell.nres; ++r) {
+    if (n->cell.check && n->cell.res[r].dead) {
+      continue;
+    }
+    rv = rp_pool_add_resolver(
+        no->pool,
+        &(rp_resolver_config){.name = n->cell.res[r].name,
+                              .user_data = (void *)(uintptr_t)r},
+        &no->pool_ids[r], 0);
+  }
+  return rv;
+}
+
+static void nodes_set_costs(sim_net *n) {
+  const sim_net_costs *c = &n->cell.costs;
+
+  n->procs[SIM_NET_CLIENT].cost_recv = c->client_recv;
+  n->procs[SIM_NET_CLIENT].cost_send = c->client_send;
+  n->procs[SIM_NET_CLIENT].cost_wake = c->client_wake;
+  n->procs[SIM_NET_RELAY].cost_recv = c->relay_recv;
+  n->procs[SIM_NET_RELAY].cost_send = c->relay_send;
+  n->procs[SIM_NET_RELAY].cost_wake = c->relay_wake;
+  n->procs[SIM_NET_FAKERES].cost_recv = c->fakeres_recv;
+  n->procs[SIM_NET_FAKERES].cost_send = c->fakeres_send;
+  n->procs[SIM_NET_FAKERES].cost_wake = c->fakeres_wake;
+  n->procs[SIM_NET_SERVER].cost_recv = c->server_recv;
+  n->procs[SIM_NET_SERVER].cost_send = c->server_send;
+  n->procs[SIM_NET_SERVER].cost_wake = c->server_wake;
+}
+
+int sim_net_nodes_start(sim_net *n) {
+  const sim_net_cell *cell = &n->cell;
+  sim_net_nodes *no;
+  tun_drv_settings ds = cell->drv;
+  tun_drv_callbacks dcb = {.send = nodes_client_send,
+                           .rand = nodes_client_rand};
+  tun_srv_settings ss;
+  tun_srv_callbacks scb = {.send = nodes_srv_send,
+                           .source = nodes_srv_source};
+  size_t r;
+  int rv;
+
+  if (cell->nres == 0 || cell->nres > SIM_NET_MAX_RES) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  no = n->mem->calloc(1, sizeof(*no), n->mem->user_data);
+  if (no == NULL) {
+    return RP_ERR_NOMEM;
+  }
+  n->nodes = no;
+  nodes_set_costs(n);
+  no->rng_client = cell->seed ^ NODES_SEED_CLIENT;
+  no->rng_pool = cell->seed ^ NODES_SEED_POOL;
+  no->finished_at = RP_TSTAMP_UNSET;
+  no->fwd = n->mem->calloc(NODES_IDS, sizeof(*no->fwd), n->mem->user_data);
+  if (no->fwd == NULL) {
+    return RP_ERR_NOMEM;
+  }
+  for (r = 0; r < cell->nres; ++r) {
+    fr_profile_init(&no->prof[r], &cell->res[r], 0);
+    fr_rng_seed(&no->rng_res[r], cell->seed ^ (NODES_SEED_RES * (r + 1)));
+  }
+  tun_srv_settings_default(
+      &ss, cell->drv.model == TUN_DRV_MD ? TUN_MODE_MD : TUN_MODE_DNSTT);
+  ss.domain = cell->drv.domain;
+  if (cell->orig_server) {
+    ss.max_held = 1;
+    ss.serve_delay = 300 * RP_MILLISECONDS;
+  }
+  rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);
+  if (rv != 0) {
+    return rv;
+  }
+  switch (cell->relay) {
+  case SIM_NET_DIRECT:
+    break;
+  case SIM_NET_INPROC:
+    rv = nodes_pool_start(n, SIM_NET_CLIENT);
+    break;
+  case SIM_NET_RESPOOL:
+    rv = nodes_pool_start(n, SIM_NET_RELAY);
+    break;
+  case SIM_NET_DNSDIST:
+    no->dd = n->mem->calloc(NODES_IDS, sizeof(*no->dd), n->mem->user_data);
+    rv = no->dd == NULL ? RP_ERR_NOMEM : 0;
+    break;
+  }
+  if (rv != 0) {
+    return rv;
+  }
+  if (cell->relay != SIM_NET_DIRECT || cell->first_only) {
+    ds.nres = 1;
+  } else {
+    ds.nres = cell->nres;
+  }
+  rv = tun_drv_new(&no->drv, &ds, &dcb, n->mem, n);
+  if (rv != 0) {
+    return rv;
+  }
+  no->next_tick = tun_drv_tick_interval(no->drv);
+  /* The client starts as a program does: on its own CPU. */
+  n->procs[SIM_NET_CLIENT].send_clock = 0;
+  return tun_drv_start(no->drv, 0);
+}
+
+void sim_net_nodes_result(sim_net *n, sim_net_result *res) {
+  sim_net_nodes *no = n->nodes;
+  const tun_xfer *x = tun_drv_xfer(no->drv);
+  rp_tstamp end = no->finished_at != RP_TSTAMP_UNSET ? no->finished_at : n->now;
+  double down_s = tun_xfer_span(x, x->down_done, end);
+  size_t r;
+
+  res->finished = no->finished_at != RP_TSTAMP_UNSET &&
+                  !tun_drv_failed(no->drv) && tun_xfer_complete(x);
+  res->seconds = down_s;
+  res->bytes_down = x->bytes_down;
+  res->down_ok = x->down_ok;
+  res->kbps_down = down_s > 0 ? (double)x->bytes_down * 8.0 / 1000.0 / down_s
+                              : 0.0;
+  tun_drv_get_stats(no->drv, &res->client);
+  for (r = 0; r < n->cell.nres; ++r) {
+    res->received[r] = no->received[r];
+    res->answered[r] = no->answered[r];
+    res->refused[r] = no->refused[r];
+    res->dropped[r] = no->dropped[r];
+    res->lost[r] = no->lost[r];
+  }
+  if (no->pool != NULL) {
+    rp_pool_get_stats(no->pool, &res->pool);
+  }
+}
+
+void sim_net_nodes_free(sim_net *n) {
+  sim_net_nodes *no = n->nodes;
+
+  if (no == NULL) {
+    return;
+  }
+  tun_drv_del(no->drv);
+  rp_pool_del(no->pool);
+  tun_srv_del(no->srv);
+  n->mem->free(no->fwd, n->mem->user_data);
+  n->mem->free(no->dd, n->mem->user_data);
+  n->mem->free(no, n->mem->user_data);
+  n->nodes = NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* The client and the pools                                           */
+/* ---------------------------------------------------------------- */
+
+static void nodes_client_check(sim_net *n) {
+  sim_net_nodes *no = n->nodes;
+
+  if (tun_drv_finished(no->drv) && no->finished_at == RP_TSTAMP_UNSET) {
+    no->finished_at = n->now;
+    n->stop = 1;
+  }
+}
+
+/* nodes_pool_datagram handles what reaches a pool: a client query on its
+   listener, an answer on an upstream socket. */
+static int nodes_pool_datagram(sim_net *n, const sim_net_pkt *pk) {
+  sim_net_nodes *no = n->nodes;
+  rp_client client;
+  uint32_t r;
+  int rv;
+
+  if (pk->dst_port == SIM_NET_PORT_POOL) {
+    memset(&client, 0, sizeof(client));
+    client.id = pk->src_port;
+    rv = rp_pool_submit(no->pool, pk->data, pk->len, &client, n->now);
+    return rv == RP_ERR_MALFORMED ? 0 : rv;
+  }
+  r = pk->dst_port - SIM_NET_PORT_UP;
+  if (r >= n->cell.nres) {
+    return 0;
+  }
+  return rp_pool_on_answer(no->pool, no->pool_ids[r], pk->data, pk->len, 0,
+                           n->now);
+}
+
+static int nodes_client_datagram(sim_net *n, const sim_net_pkt *pk) {
+  sim_net_nodes *no = n->nodes;
+  size_t res = 0;
+
+  if (pk->dst_port >= SIM_NET_PORT_POOL) {
+    return no->pool != NULL && no->pool_proc == SIM_NET_CLIENT
+               ? nodes_pool_datagram(n, pk)
+               : 0;
+  }
+  if (n->cell.relay == SIM_NET_DIRECT && !n->cell.first_only) {
+    res = pk->src_port;
+  }
+  tun_drv_on_answer(no->drv, pk->dst_port, res, pk->data, pk->len, n->now);
+  nodes_client_check(n);
+  return 0;
+}
+
+static int nodes_client_timer(sim_net *n) {
+  sim_net_nodes *no = n->nodes;
+  rp_duration tick = tun_drv_tick_interval(no->drv);
+  int rv;
+
+  if (n->now >= no->next_tick) {
+    tun_drv_tick(no->drv, n->now);
+    while (no->next_tick <= n->now) {
+      no->next_tick += tick;
+    }
+    nodes_client_check(n);
+  }
+  if (no->pool != NULL && no->pool_proc == SIM_NET_CLIENT &&
+      rp_pool_get_expiry(no->pool) <= n->now) {
+    rv = rp_pool_handle_expiry(no->pool, n->now);
+    if (rv != 0) {
+      return rv;
+    }
+  }
+  return 0;
+}
+
+/* nodes_dd_datagram is the dnsdist model: a query to the backend with
+   the fewest outstanding, an answer back to its client. */
+static int nodes_dd_datagram(sim_net *n, const sim_net_pkt *pk) {
+  sim_net_nodes *no = n->nodes;
+  nodes_dd *e;
+  uint32_t b, best = 0;
+  uint16_t id;
+
+  if (pk->len < RP_DNS_HEADER_LEN) {
+    return 0;
+  }
+  if (pk->dst_port == SIM_NET_PORT_POOL) {
+    for (b = 1; b < n->cell.nres; ++b) {
+      if (no->dd_outstanding[b] < no->dd_outstanding[best]) {
+        best = b;
+      }
+    }
+    id = no->dd_next++;
+    e = &no->dd[id];
+    if (e->used) {
+      --no->dd_outstanding[e->backend];
+    }
+    *e = (nodes_dd){.used = 1,
+                    .backend = best,
+                    .src_port = pk->src_port,
+                    .id = rp_dns_get_id(pk->data),
+                    .at = n->now};
+    ++no->dd_outstanding[best];
+    memcpy(no->buf, pk->data, pk->len);
+    rp_dns_set_id(no->buf, id);
+    return sim_net_send(n, SIM_NET_RELAY, SIM_NET_PORT_UP + best,
+                        SIM_NET_FAKERES, best, no->buf, pk->len);
+  }
+  e = &no->dd[rp_dns_get_id(pk->data)];
+  if (!e->used || pk->dst_port != SIM_NET_PORT_UP + e->backend) {
+    return 0;
+  }
+  e->used = 0;
+  --no->dd_outstanding[e->backend];
+  memcpy(no->buf, pk->data, pk->len);
+  rp_dns_set_id(no->buf, e->id);
+  return sim_net_send(n, SIM_NET_RELAY, SIM_NET_PORT_POOL, SIM_NET_CLIENT,
+                      e->src_port, no->buf, pk->len);
+}
+
+static void nodes_dd_sweep(sim_net *n) {
+  sim_net_nodes *no = n->nodes;
+  uint32_t i;
+
+  for (i = 0; i < NODES_IDS; ++i) {
+    nodes_dd *e = &no->dd[i];
+
+    if (e->used && n->now - e->at >= NODES_DD_TIMEOUT) {
+      e->used = 0;
+      --no->dd_outstanding[e->backend];
+    }
+  }
+  no->dd_sweep = n->now + NODES_DD_SWEEP;
+}
+
+/* ---------------------------------------------------------------- */
+/* The fake resolvers and the server                                  */
+/* ---------------------------------------------------------------- */
+
+static int nodes_fakeres_query(sim_net *n, const sim_net_pkt *pk, uint32_t r) {
+  sim_net_nodes *no = n->nodes;
+  fr_decision d;
+  nodes_fwd *e;
+  rp_ssize len;
+  uint16_t id;
+
+  ++no->received[r];
+  fr_profile_decide(&no->prof[r], n->now, fr_rng_next, &no->rng_res[r], &d);
+  switch (d.verdict) {
+  case FR_VERDICT_ANSWER:
+  case FR_VERDICT_LOSE_AFTER:
+    if (pk->len < RP_DNS_HEADER_LEN) {
+      return 0;
+    }
+    id = no->fwd_next++;
+    e = &no->fwd[id];
+    *e = (nodes_fwd){.used = 1,
+                     .res = r,
+                     .src_proc = pk->src_proc,
+                     .src_port = pk->src_port,
+                     .id = rp_dns_get_id(pk->data),
+                     .lose = d.verdict == FR_VERDICT_LOSE_AFTER,
+                     .delay = d.delay};
+    memcpy(no->buf, pk->data, pk->len);
+    rp_dns_set_id(no->buf, id);
+    return sim_net_send(n, SIM_NET_FAKERES, SIM_NET_PORT_UP + r, SIM_NET_SERVER,
+                        0, no->buf, pk->len);
+  case FR_VERDICT_REFUSE:
+    ++no->refused[r];
+    len = sim_resolver_reply(pk->data, pk->len, FR_VERDICT_REFUSE, d.rcode, 0,
+                             no->buf, sizeof(no->buf));
+    if (len < 0) {
+      return 0;
+    }
+    if (d.delay == 0) {
+      return sim_net_send(n, SIM_NET_FAKERES, r, pk->src_proc, pk->src_port,
+                          no->buf, (size_t)len);
+    }
+    return sim_net_send_at(n, n->now + d.delay, SIM_NET_FAKERES, r,
+                           pk->src_proc, pk->src_port, no->buf, (size_t)len);
+  case FR_VERDICT_DROP:
+    ++no->dropped[r];
+    return 0;
+  case FR_VERDICT_LOSE_BEFORE:
+  case FR_VERDICT_DEAD:
+    ++no->lost[r];
+    return 0;
+  }
+  return 0;
+}
+
+static int nodes_fakeres_answer(sim_net *n, const sim_net_pkt *pk) {
+  sim_net_nodes *no = n->nodes;
+  nodes_fwd *e;
+
+  if (pk->len < RP_DNS_HEADER_LEN) {
+    return 0;
+  }
+  e = &no->fwd[rp_dns_get_id(pk->data)];
+  if (!e->used || pk->dst_port != SIM_NET_PORT_UP + e->res) {
+    return 0;
+  }
+  e->used = 0;
+  if (e->lose) {
+    ++no->lost[e->res];
+    return 0;
+  }
+  ++no->answered[e->res];
+  memcpy(no->buf, pk->data, pk->len);
+  rp_dns_set_id(no->buf, e->id);
+  if (e->delay == 0) {
+    return sim_net_send(n, SIM_NET_FAKERES, e->res, e->src_proc, e->src_port,
+                        no->buf, pk->len);
+  }
+  return sim_net_send_at(n, n->now + e->delay, SIM_NET_FAKERES, e->res,
+                         e->src_proc, e->src_port, no->buf, pk->len);
+}
+
+static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
+  tun_peer peer;
+
+  memset(&peer, 0, sizeof(peer));
+  memcpy(peer.addr, &pk->src_proc, sizeof(pk->src_proc));
+  memcpy(peer.addr + sizeof(pk->src_proc), &pk->src_port,
+         sizeof(pk->src_port));
+  peer.addrlen = sizeof(pk->src_proc) + sizeof(pk->src_port);
+  return tun_srv_on_datagram(n->nodes->srv, pk->data, pk->len, &peer, n->now);
+}
+
+/* ---------------------------------------------------------------- */
+/* Dispatch                                                           */
+/* ---------------------------------------------------------------- */
+
+int sim_net_node_datagram(sim_net *n, uint32_t proc, const sim_net_pkt *pk) {
+  switch (proc) {
+  case SIM_NET_CLIENT:
+    return nodes_client_datagram(n, pk);
+  case SIM_NET_RELAY:
+    if (n->cell.relay == SIM_NET_DNSDIST) {
+      return nodes_dd_datagram(n, pk);
+    }
+    return n->nodes->pool != NULL ? nodes_pool_datagram(n, pk) : 0;
+  case SIM_NET_FAKERES:
+    if (pk->dst_port >= SIM_NET_PORT_UP) {
+      return nodes_fakeres_answer(n, pk);
+    }
+    return pk->dst_port < n->cell.nres ? nodes_fakeres_query(n, pk,
+                                                             pk->dst_port)
+                                       : 0;
+  case SIM_NET_SERVER:
+    return nodes_server_datagram(n, pk);
+  default:
+    return 0;
+  }
+}
+
+int sim_net_node_timer(sim_net *n, uint32_t proc) {
+  sim_net_nodes *no = n->nodes;
+
+  switch (proc) {
+  case SIM_NET_CLIENT:
+    return nodes_client_timer(n);
+  case SIM_NET_RELAY:
+    if (n->cell.relay == SIM_NET_DNSDIST) {
+      nodes_dd_sweep(n);
+      return 0;
+    }
+    if (no->pool != NULL && rp_pool_get_expiry(no->pool) <= n->now) {
+      return rp_pool_handle_expiry(no->pool, n->now);
+    }
+    return 0;
+  case SIM_NET_SERVER:
+    return tun_srv_handle_expiry(no->srv, n->now);
+  default:
+    return 0;
+  }
+}
+
+static rp_tstamp nodes_min(rp_tstamp a, rp_tstamp b) { return a < b ? a : b; }
+
+rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc) {
+  sim_net_nodes *no = n->nodes;
+
+  switch (proc) {
+  case SIM_NET_CLIENT:
+    if (no->finished_at != RP_TSTAMP_UNSET) {
+      return RP_TSTAMP_UNSET;
+    }
+    return no->pool != NULL && no->pool_proc == SIM_NET_CLIENT
+               ? nodes_min(no->next_tick, rp_pool_get_expiry(no->pool))
+               : no->next_tick;
+  case SIM_NET_RELAY:
+    if (n->cell.relay == SIM_NET_DNSDIST) {
+      return no->dd_sweep > 0 ? no->dd_sweep : NODES_DD_SWEEP;
+    }
+    return no->pool != NULL && no->pool_proc == SIM_NET_RELAY
+               ? rp_pool_get_expiry(no->pool)
+               : RP_TSTAMP_UNSET;
+  case SIM_NET_SERVER:
+    return tun_srv_get_expiry(no->srv);
+  default:
+    return RP_TSTAMP_UNSET;
+  }
+}

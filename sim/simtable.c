@@ -1,0 +1,736 @@
+/*
+ * simtable.c: `respool-sim table` (see simtable.h).
+ *
+ * IMPLEMENTATION NOTES
+ * - The JSON files are read with cJSON; a setup or column this code does
+ *   not know how to simulate is reported and left out, never guessed.
+ * - Round k of every cell uses seed + k - 1, so the columns of a setup
+ *   meet the same resolver draws.
+ * - The JSON output holds one record a round, in the runner's round
+ *   format (kbps_down, client, fakeres, cpu_seconds, the pool's
+ *   counters), for scenarios/runner.py --sim-results.
+ */
+#include "simtable.h"
+
+#include "simnet.h"
+
+#include <cjson/cJSON.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef RP_SOURCE_DIR
+#define RP_SOURCE_DIR "."
+#endif
+
+/* TABLE_MAX bounds the setups, columns and names of one run. */
+#define TABLE_MAX 64
+/* TABLE_NAME is the longest setup or column name kept. */
+#define TABLE_NAME 64
+/* TABLE_ERRLEN is the size of error buffers. */
+#define TABLE_ERRLEN 256
+/* TABLE_LIMITED_LIMIT and TABLE_TIMED_SLACK are the runner's client time
+   limits: 240 s for a byte transfer (100 s for the real and original
+   tunnels: timeout_limited), the seconds plus 30 for a timed one. */
+#define TABLE_LIMITED_LIMIT 240
+#define TABLE_TIMED_SLACK 30
+/* TABLE_SERVE_TIMED is what the server serves in a timed cell (the
+   runner's serve_bytes_timed, 1G). */
+#define TABLE_SERVE_TIMED (1ULL << 30)
+/* TABLE_MIB is a MiB in bytes. */
+#define TABLE_MIB 1048576.0
+/* TABLE_NS_PER_S converts ns to s. */
+#define TABLE_NS_PER_S 1e9
+
+typedef struct table_setup {
+  char name[TABLE_NAME];
+  char *specs[SIM_NET_MAX_RES];
+  size_t nres;
+  int rate_limited;
+  double quick_seconds;
+} table_setup;
+
+typedef struct table_column {
+  char name[TABLE_NAME];
+  char tunnel[TABLE_NAME];
+  char mode[TABLE_NAME];
+  char relay[TABLE_NAME];
+  /* args holds mode_args. */
+  char *args[TABLE_MAX];
+  size_t nargs;
+  double timeout_limited;
+} table_column;
+
+typedef struct table_opts {
+  const char *setups_path, *columns_path;
+  const char *only_setups[TABLE_MAX], *only_columns[TABLE_MAX];
+  size_t nonly_setups, nonly_columns;
+  uint64_t seed, rounds;
+  uint32_t cores;
+  int quick, json, list;
+} table_opts;
+
+typedef struct table {
+  table_setup setups[TABLE_MAX];
+  size_t nsetups;
+  table_column columns[TABLE_MAX];
+  size_t ncolumns;
+  char domain[TABLE_NAME];
+  uint64_t bytes, quick_bytes, upload_bytes;
+  double seconds, quick_seconds;
+} table;
+
+static void table_usage(FILE *fp) {
+  fprintf(fp,
+          "usage: respool-sim table [--setup S] [--column C] [--seed N]\n"
+          "                         [--rounds R] [--quick] [--cores N]\n"
+          "                         [--setups FILE] [--columns FILE]\n"
+          "                         [--json] [--list]\n"
+          "\n"
+          "Runs the benchmark table in virtual time: every setup of\n"
+          "scenarios/setups.json against every column of\n"
+          "scenarios/columns.json, each cell a simulated loopback machine\n"
+          "(the tunnel client and server, the fake resolvers and the\n"
+          "relay as processes on --cores CPUs) driving the project's own\n"
+          "engines. The same seed gives the same output, byte for byte.\n"
+          "\n"
+          "  --setup S, --column C  only these (repeatable, or a,b)\n"
+          "  --seed N               the first round's seed (default 1)\n"
+          "  --rounds R             rounds per cell, seeds N.. (default 1)\n"
+          "  --quick                the QUICK transfers (64 KiB, 2 s)\n"
+          "  --cores N              the machine's cores (default 2)\n"
+          "  --setups, --columns    the files (default the source tree's)\n"
+          "  --json                 print the rounds as JSON for\n"
+          "                         scenarios/runner.py --sim-results\n"
+          "  --list                 list the setups and columns, exit\n"
+          "\n"
+          "Without --json: the median download kbps of each cell.\n"
+          "Exit status 0, 1 when a run failed, 2 for bad usage.\n");
+}
+
+/* ---------------------------------------------------------------- */
+/* Reading the files                                                  */
+/* ---------------------------------------------------------------- */
+
+static cJSON *table_read_json(const char *path) {
+  FILE *f = fopen(path, "rb");
+  cJSON *j = NULL;
+  char *buf;
+  long len;
+
+  if (f == NULL) {
+    fprintf(stderr, "respool-sim table: %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+      fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1)) != NULL) {
+    if (fread(buf, 1, (size_t)len, f) == (size_t)len) {
+      buf[len] = 0;
+      j = cJSON_Parse(buf);
+    }
+    free(buf);
+  }
+  fclose(f);
+  if (j == NULL) {
+    fprintf(stderr, "respool-sim table: %s: not JSON\n", path);
+  }
+  return j;
+}
+
+static double table_num(const cJSON *o, const char *key, double def) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+  return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+static const char *table_str(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static int table_wanted(const char *name, const char *const *only, size_t n) {
+  size_t i;
+
+  if (n == 0) {
+    return 1;
+  }
+  for (i = 0; i < n; ++i) {
+    if (strcmp(name, only[i]) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static char *table_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+
+  if (d != NULL) {
+    memcpy(d, s, n);
+  }
+  return d;
+}
+
+static int table_load_setups(table *t, const table_opts *o) {
+  cJSON *j = table_read_json(o->setups_path), *d, *s, *r;
+
+  if (j == NULL) {
+    return 2;
+  }
+  d = cJSON_GetObjectItemCaseSensitive(j, "defaults");
+  t->bytes = (uint64_t)table_num(d, "bytes", 131072);
+  t->seconds = table_num(d, "seconds", 5);
+  t->quick_bytes = (uint64_t)table_num(d, "quick_bytes", 65536);
+  t->quick_seconds = table_num(d, "quick_seconds", 2);
+  t->upload_bytes = (uint64_t)table_num(d, "upload_bytes", 0);
+  cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, "setups")) {
+    table_setup *ts;
+
+    if (!table_wanted(table_str(s, "name"), o->only_setups,
+                      o->nonly_setups) ||
+        t->nsetups == TABLE_MAX) {
+      continue;
+    }
+    ts = &t->setups[t->nsetups++];
+    snprintf(ts->name, sizeof(ts->name), "%s", table_str(s, "name"));
+    ts->rate_limited =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "rate_limited"));
+    ts->quick_seconds = table_num(s, "quick_seconds", 0);
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "resolvers")) {
+      if (cJSON_IsString(r) && ts->nres < SIM_NET_MAX_RES) {
+        ts->specs[ts->nres] = table_strdup(r->valuestring);
+        if (ts->specs[ts->nres] == NULL) {
+          cJSON_Delete(j);
+          return 1;
+        }
+        ++ts->nres;
+      }
+    }
+  }
+  cJSON_Delete(j);
+  return 0;
+}
+
+static int table_load_columns(table *t, const table_opts *o) {
+  cJSON *j = table_read_json(o->columns_path), *c, *a, *tun;
+
+  if (j == NULL) {
+    return 2;
+  }
+  snprintf(t->domain, sizeof(t->domain), "%s", table_str(j, "domain"));
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(j, "columns")) {
+    table_column *tc;
+
+    if (!table_wanted(table_str(c, "name"), o->only_columns,
+                      o->nonly_columns) ||
+        t->ncolumns == TABLE_MAX) {
+      continue;
+    }
+    tc = &t->columns[t->ncolumns++];
+    snprintf(tc->name, sizeof(tc->name), "%s", table_str(c, "name"));
+    snprintf(tc->tunnel, sizeof(tc->tunnel), "%s", table_str(c, "tunnel"));
+    snprintf(tc->mode, sizeof(tc->mode), "%s", table_str(c, "mode"));
+    snprintf(tc->relay, sizeof(tc->relay), "%s", table_str(c, "relay"));
+    tun = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "tunnels"), tc->tunnel);
+    tc->timeout_limited = table_num(tun, "timeout_limited", TABLE_LIMITED_LIMIT);
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(c, "mode_args")) {
+      if (cJSON_IsString(a) && tc->nargs < TABLE_MAX) {
+        tc->args[tc->nargs] = table_strdup(a->valuestring);
+        if (tc->args[tc->nargs] == NULL) {
+          cJSON_Delete(j);
+          return 1;
+        }
+        ++tc->nargs;
+      }
+    }
+  }
+  cJSON_Delete(j);
+  return 0;
+}
+
+static void table_free(table *t) {
+  size_t i, k;
+
+  for (i = 0; i < t->nsetups; ++i) {
+    for (k = 0; k < t->setups[i].nres; ++k) {
+      free(t->setups[i].specs[k]);
+    }
+  }
+  for (i = 0; i < t->ncolumns; ++i) {
+    for (k = 0; k < t->columns[i].nargs; ++k) {
+      free(t->columns[i].args[k]);
+    }
+  }
+}
+
+/* table_arg returns the value of client flag |flag| in |c|'s mode_args,
+   or NULL. */
+static const char *table_arg(const table_column *c, const char *flag) {
+  size_t i;
+
+  for (i = 0; i + 1 < c->nargs; ++i) {
+    if (strcmp(c->args[i], flag) == 0) {
+      return c->args[i + 1];
+    }
+  }
+  return NULL;
+}
+
+static int table_has_arg(const table_column *c, const char *flag) {
+  size_t i;
+
+  for (i = 0; i < c->nargs; ++i) {
+    if (strcmp(c->args[i], flag) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* A cell                                                             */
+/* ---------------------------------------------------------------- */
+
+/* table_cell builds the simulated cell of |s| x |c| for |seed|. Returns
+   0, or 2 with the reason in |err| (a column it cannot simulate). */
+static int table_cell(const table *t, const table_opts *o,
+                      const table_setup *s, const table_column *c,
+                      uint64_t seed, sim_net_cell *cell, char *err,
+                      size_t errlen) {
+  tun_drv_settings *ds = &cell->drv;
+  const char *v;
+  rp_kind kind = RP_KIND_DNSTT;
+  int md = 0, real = 0;
+  size_t i;
+
+  sim_net_cell_default(cell);
+  cell->seed = seed;
+  cell->ncores = o->cores;
+  if (strcmp(c->tunnel, "dnstt") == 0 || strcmp(c->tunnel, "dnstt-orig") == 0 ||
+      strcmp(c->tunnel, "real-dnstt") == 0) {
+    int orig = strcmp(c->tunnel, "dnstt") != 0;
+
+    tun_drv_settings_default(ds, orig ? TUN_DRV_ORIGINAL : TUN_DRV_WORKERS);
+    cell->orig_server = orig;
+    real = strcmp(c->tunnel, "real-dnstt") == 0;
+  } else if (strcmp(c->tunnel, "masterdns") == 0 ||
+             strcmp(c->tunnel, "real-masterdns") == 0) {
+    tun_drv_settings_default(ds, TUN_DRV_MD);
+    md = 1;
+    kind = RP_KIND_MASTERDNS;
+    real = strcmp(c->tunnel, "real-masterdns") == 0;
+    if (real) {
+      /* The sample config: least loss, duplication 3, MTU 1232. */
+      ds->strategy = TUN_BAL_LEAST_LOSS;
+      ds->dup = 3;
+      ds->mtu_ceiling = 1232;
+    }
+  } else {
+    snprintf(err, errlen, "tunnel %s is not simulated", c->tunnel);
+    return 2;
+  }
+  sim_net_costs_default(&cell->costs, c->tunnel);
+  if (rp_dns_name_from_text(&ds->domain, t->domain) != 0) {
+    snprintf(err, errlen, "bad domain %s", t->domain);
+    return 2;
+  }
+  /* Client arguments. */
+  if (!md && !cell->orig_server) {
+    v = table_arg(c, "--udp-workers");
+    ds->fresh = v == NULL;
+    ds->nworkers = v != NULL ? (size_t)strtoull(v, NULL, 10) : 100;
+  }
+  if (md && (v = table_arg(c, "--duplication")) != NULL) {
+    ds->dup = (size_t)strtoull(v, NULL, 10);
+  }
+  if (md && (v = table_arg(c, "-packet-duplication-count")) != NULL) {
+    ds->dup = (size_t)strtoull(v, NULL, 10);
+  }
+  if (md && (v = table_arg(c, "--inflight")) != NULL) {
+    ds->nslots = (size_t)strtoull(v, NULL, 10);
+  }
+  /* Mode. */
+  if (strcmp(c->mode, "direct-first") == 0) {
+    cell->relay = SIM_NET_DIRECT;
+    cell->first_only = 1;
+  } else if (strcmp(c->mode, "own-balancer") == 0 ||
+             strcmp(c->mode, "own-no-dup") == 0) {
+    cell->relay = SIM_NET_DIRECT;
+  } else if (strcmp(c->mode, "pool") == 0 || table_has_arg(c, "--pool")) {
+    cell->relay = SIM_NET_INPROC;
+    cell->check = 1;
+  } else if (strcmp(c->mode, "respool") == 0) {
+    cell->relay = SIM_NET_RESPOOL;
+    /* respool-cli: the default start-up check; respool: --pretest "". */
+    cell->check = strcmp(c->relay, "respool-cli") == 0;
+  } else if (strcmp(c->mode, "dnsdist") == 0) {
+    cell->relay = SIM_NET_DNSDIST;
+  } else {
+    snprintf(err, errlen, "mode %s is not simulated", c->mode);
+    return 2;
+  }
+  if (cell->relay != SIM_NET_DIRECT) {
+    /* Through a pool or relay the client sees one resolver: MD sends no
+       copies of its own. */
+    if (md && cell->relay != SIM_NET_DNSDIST) {
+      ds->dup = 1;
+      ds->strategy = TUN_BAL_ROUNDROBIN;
+    }
+  }
+  rp_settings_default(&cell->pool, kind);
+  /* Resolvers. */
+  cell->nres = s->nres;
+  for (i = 0; i < s->nres; ++i) {
+    if (fr_spec_parse(&cell->res[i], s->specs[i], err, errlen) != 0) {
+      return 2;
+    }
+  }
+  /* Transfer. */
+  if (s->rate_limited) {
+    ds->down_bytes = o->quick ? t->quick_bytes : t->bytes;
+    cell->serve_bytes = ds->down_bytes;
+    ds->seconds = 0;
+    cell->limit = (rp_duration)(c->timeout_limited * TABLE_NS_PER_S);
+  } else {
+    ds->down_bytes = UINT64_MAX;
+    cell->serve_bytes = TABLE_SERVE_TIMED;
+    ds->seconds = o->quick ? (s->quick_seconds > 0 ? s->quick_seconds
+                                                   : t->quick_seconds)
+                           : t->seconds;
+    cell->limit = (rp_duration)((ds->seconds + TABLE_TIMED_SLACK) *
+                                TABLE_NS_PER_S);
+  }
+  ds->up_bytes = t->upload_bytes;
+  (void)real;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Output                                                             */
+/* ---------------------------------------------------------------- */
+
+static cJSON *table_round_json(const table_setup *s, const table_column *c,
+                               uint64_t round, const sim_net_result *r) {
+  cJSON *o = cJSON_CreateObject(), *cl, *fr, *cpu;
+  double total = 0, secs = r->seconds > 0 ? r->seconds : 1;
+  uint64_t q = 0;
+  size_t i;
+
+  cJSON_AddStringToObject(o, "setup", s->name);
+  cJSON_AddStringToObject(o, "column", c->name);
+  cJSON_AddNumberToObject(o, "round", (double)round);
+  cJSON_AddBoolToObject(o, "ok", r->bytes_down > 0);
+  if (!r->finished) {
+    cJSON_AddBoolToObject(o, "partial", 1);
+  }
+  cJSON_AddNumberToObject(o, "kbps_down", r->kbps_down);
+  cJSON_AddNullToObject(o, "kbps_up");
+  cl = cJSON_AddObjectToObject(o, "client");
+  cJSON_AddBoolToObject(cl, "complete", r->finished);
+  cJSON_AddNumberToObject(cl, "bytes_down", (double)r->bytes_down);
+  cJSON_AddNumberToObject(cl, "seconds", r->seconds);
+  cJSON_AddNumberToObject(cl, "kbps_down", r->kbps_down);
+  cJSON_AddBoolToObject(cl, "down_ok", r->down_ok);
+  cJSON_AddNumberToObject(cl, "queries", (double)r->client.queries);
+  cJSON_AddNumberToObject(cl, "answers", (double)r->client.answers);
+  cJSON_AddNumberToObject(cl, "timeouts", (double)r->client.timeouts);
+  cJSON_AddNumberToObject(cl, "rejected", (double)r->client.rejected);
+  for (i = 0; i < s->nres; ++i) {
+    q += r->received[i];
+  }
+  fr = cJSON_AddArrayToObject(o, "fakeres");
+  for (i = 0; i < s->nres; ++i) {
+    cJSON *x = cJSON_CreateObject();
+    char name[TABLE_NAME];
+    const char *p = strstr(s->specs[i], "name=");
+
+    snprintf(name, sizeof(name), "r%zu", i + 1);
+    if (p != NULL) {
+      size_t k = 0;
+
+      for (p += 5; *p && *p != ',' && k + 1 < sizeof(name); ++p) {
+        name[k++] = *p;
+      }
+      name[k] = 0;
+    }
+    cJSON_AddStringToObject(x, "name", name);
+    cJSON_AddNumberToObject(x, "queries", (double)r->received[i]);
+    cJSON_AddNumberToObject(x, "answered", (double)r->answered[i]);
+    cJSON_AddNumberToObject(x, "refused", (double)r->refused[i]);
+    cJSON_AddNumberToObject(x, "dropped", (double)r->dropped[i]);
+    cJSON_AddNumberToObject(x, "lost", (double)r->lost[i]);
+    cJSON_AddNumberToObject(x, "share", q ? (double)r->received[i] / (double)q : 0);
+    cJSON_AddNumberToObject(x, "qps", (double)r->received[i] / secs);
+    cJSON_AddItemToArray(fr, x);
+  }
+  cpu = cJSON_AddObjectToObject(o, "cpu_seconds");
+  cJSON_AddNumberToObject(cpu, "client", (double)r->cpu_client / TABLE_NS_PER_S);
+  cJSON_AddNumberToObject(cpu, "server", (double)r->cpu_server / TABLE_NS_PER_S);
+  cJSON_AddNumberToObject(cpu, "fakeres",
+                          (double)r->cpu_fakeres / TABLE_NS_PER_S);
+  if (r->cpu_relay > 0) {
+    cJSON_AddNumberToObject(cpu, "relay", (double)r->cpu_relay / TABLE_NS_PER_S);
+  }
+  total = (double)(r->cpu_client + r->cpu_server + r->cpu_fakeres +
+                   r->cpu_relay) /
+          TABLE_NS_PER_S;
+  cJSON_AddNumberToObject(cpu, "total", total);
+  if (r->bytes_down > 0) {
+    cJSON_AddNumberToObject(o, "cpu_s_per_mib",
+                            total / ((double)r->bytes_down / TABLE_MIB));
+  }
+  if (r->pool.sends > 0) {
+    cJSON_AddNumberToObject(o, "copies", (double)r->pool.copies);
+    cJSON_AddNumberToObject(o, "hedges", (double)r->pool.hedges);
+    cJSON_AddNumberToObject(o, "resends", (double)r->pool.resends);
+    cJSON_AddNumberToObject(o, "spills", (double)r->pool.spills);
+    cJSON_AddNumberToObject(o, "failed", (double)r->pool.failed);
+    cJSON_AddNumberToObject(o, "waits", (double)r->pool.waits);
+    cJSON_AddNumberToObject(o, "copies_data", (double)r->pool.copies_data);
+    cJSON_AddNumberToObject(o, "copies_repeat", (double)r->pool.copies_repeat);
+  }
+  cl = cJSON_AddObjectToObject(o, "sim");
+  cJSON_AddNumberToObject(cl, "events", (double)r->events);
+  {
+    char h[20];
+
+    snprintf(h, sizeof(h), "%016" PRIx64, r->hash);
+    cJSON_AddStringToObject(cl, "trace_hash", h);
+  }
+  return o;
+}
+
+static double table_wall(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / TABLE_NS_PER_S;
+}
+
+static int table_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+
+  return (x > y) - (x < y);
+}
+
+/* ---------------------------------------------------------------- */
+/* Options                                                            */
+/* ---------------------------------------------------------------- */
+
+static int table_split(char *arg, const char **arr, size_t *pn) {
+  char *save = NULL, *tok;
+
+  for (tok = strtok_r(arg, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (*pn == TABLE_MAX) {
+      return 2;
+    }
+    arr[(*pn)++] = tok;
+  }
+  return 0;
+}
+
+static int table_parse(int argc, char **argv, table_opts *o) {
+  int i;
+  char *end;
+
+  *o = (table_opts){
+      .setups_path = RP_SOURCE_DIR "/scenarios/setups.json",
+      .columns_path = RP_SOURCE_DIR "/scenarios/columns.json",
+      .seed = 1,
+      .rounds = 1,
+      .cores = 2,
+  };
+  for (i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      table_usage(stdout);
+      return -1;
+    } else if (strcmp(a, "--quick") == 0) {
+      o->quick = 1;
+      continue;
+    } else if (strcmp(a, "--json") == 0) {
+      o->json = 1;
+      continue;
+    } else if (strcmp(a, "--list") == 0) {
+      o->list = 1;
+      continue;
+    }
+    if (v == NULL) {
+      fprintf(stderr, "respool-sim table: %s needs a value\n", a);
+      return 2;
+    }
+    ++i;
+    if (strcmp(a, "--setup") == 0) {
+      if (table_split(v, o->only_setups, &o->nonly_setups) != 0) {
+        return 2;
+      }
+    } else if (strcmp(a, "--column") == 0) {
+      if (table_split(v, o->only_columns, &o->nonly_columns) != 0) {
+        return 2;
+      }
+    } else if (strcmp(a, "--setups") == 0) {
+      o->setups_path = v;
+    } else if (strcmp(a, "--columns") == 0) {
+      o->columns_path = v;
+    } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--rounds") == 0 ||
+               strcmp(a, "--cores") == 0) {
+      uint64_t n;
+
+      errno = 0;
+      n = strtoull(v, &end, 10);
+      if (errno != 0 || *end != 0 || *v == '-' ||
+          (strcmp(a, "--seed") != 0 && (n == 0 || n > 1024))) {
+        fprintf(stderr, "respool-sim table: bad value '%s' for %s\n", v, a);
+        return 2;
+      }
+      if (strcmp(a, "--seed") == 0) {
+        o->seed = n;
+      } else if (strcmp(a, "--rounds") == 0) {
+        o->rounds = n;
+      } else {
+        o->cores = (uint32_t)n;
+      }
+    } else {
+      fprintf(stderr, "respool-sim table: unknown option %s (see --help)\n",
+              a);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+int sim_table_main(int argc, char **argv) {
+  static table t;
+  table_opts o;
+  cJSON *out = NULL, *rounds = NULL;
+  char err[TABLE_ERRLEN];
+  double kbps[TABLE_MAX];
+  size_t si, ci;
+  uint64_t k;
+  int rv, status = 0;
+
+  rv = table_parse(argc, argv, &o);
+  if (rv != 0) {
+    return rv < 0 ? 0 : rv;
+  }
+  memset(&t, 0, sizeof(t));
+  rv = table_load_setups(&t, &o);
+  if (rv == 0) {
+    rv = table_load_columns(&t, &o);
+  }
+  if (rv != 0) {
+    table_free(&t);
+    return rv;
+  }
+  if (t.nsetups == 0 || t.ncolumns == 0) {
+    fprintf(stderr, "respool-sim table: no setup or no column matches\n");
+    table_free(&t);
+    return 2;
+  }
+  if (o.list) {
+    for (si = 0; si < t.nsetups; ++si) {
+      printf("setup  %s\n", t.setups[si].name);
+    }
+    for (ci = 0; ci < t.ncolumns; ++ci) {
+      printf("column %-22s %s %s\n", t.columns[ci].name, t.columns[ci].tunnel,
+             t.columns[ci].mode);
+    }
+    table_free(&t);
+    return 0;
+  }
+  if (o.json) {
+    out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "simulator", "respool-sim table");
+    cJSON_AddNumberToObject(out, "seed", (double)o.seed);
+    cJSON_AddNumberToObject(out, "rounds", (double)o.rounds);
+    cJSON_AddNumberToObject(out, "cores", (double)o.cores);
+    cJSON_AddBoolToObject(out, "quick", o.quick);
+    rounds = cJSON_AddArrayToObject(out, "results");
+  } else {
+    printf("| setup |");
+    for (ci = 0; ci < t.ncolumns; ++ci) {
+      printf(" %s |", t.columns[ci].name);
+    }
+    printf("\n|---|");
+    for (ci = 0; ci < t.ncolumns; ++ci) {
+      printf("---|");
+    }
+    printf("\n");
+  }
+  for (si = 0; si < t.nsetups; ++si) {
+    if (!o.json) {
+      printf("| %s |", t.setups[si].name);
+    }
+    for (ci = 0; ci < t.ncolumns; ++ci) {
+      sim_net_cell cell;
+      sim_net_result res;
+      size_t nk = 0;
+
+      for (k = 0; k < o.rounds; ++k) {
+        double w0 = table_wall();
+
+        rv = table_cell(&t, &o, &t.setups[si], &t.columns[ci], o.seed + k,
+                        &cell, err, sizeof(err));
+        if (rv != 0) {
+          fprintf(stderr, "respool-sim table: %s / %s: %s\n",
+                  t.setups[si].name, t.columns[ci].name, err);
+          break;
+        }
+        rv = sim_net_run(&cell, &res);
+        if (rv != 0) {
+          fprintf(stderr, "respool-sim table: %s / %s: %s\n",
+                  t.setups[si].name, t.columns[ci].name, rp_strerror(rv));
+          status = 1;
+          break;
+        }
+        if (nk < TABLE_MAX) {
+          kbps[nk++] = res.kbps_down;
+        }
+        fprintf(stderr, "[sim] %s / %s / round %" PRIu64 ": %.0f kbps, "
+                        "%" PRIu64 " events, %.2f s\n",
+                t.setups[si].name, t.columns[ci].name, k + 1, res.kbps_down,
+                res.events, table_wall() - w0);
+        if (o.json) {
+          cJSON_AddItemToArray(rounds, table_round_json(&t.setups[si],
+                                                        &t.columns[ci], k + 1,
+                                                        &res));
+        }
+      }
+      if (!o.json) {
+        if (nk == 0) {
+          printf(" - |");
+        } else {
+          qsort(kbps, nk, sizeof(kbps[0]), table_cmp_double);
+          printf(" %.0f |", nk % 2 ? kbps[nk / 2]
+                                   : (kbps[nk / 2 - 1] + kbps[nk / 2]) / 2);
+        }
+        fflush(stdout);
+      }
+    }
+    if (!o.json) {
+      printf("\n");
+    }
+  }
+  if (o.json) {
+    char *text = cJSON_Print(out);
+
+    if (text != NULL) {
+      printf("%s\n", text);
+      free(text);
+    } else {
+      status = 1;
+    }
+    cJSON_Delete(out);
+  }
+  table_free(&t);
+  return status;
+}

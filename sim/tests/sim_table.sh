@@ -1,0 +1,46 @@
+#!/bin/sh
+# sim_table.sh BIN: `respool-sim table`, the benchmark table in virtual
+# time: the same seed gives byte-identical JSON, another seed another
+# run; bad options exit 2 naming the value; the limited cells move their
+# bytes near the fake resolvers' limits (wide margins: the figures belong
+# to results/sim-vs-loopback.md, this checks the machine runs).
+set -u
+BIN=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$BIN" table --help >"$TMP/help" || fail "table --help exit code"
+grep -q -- "--seed" "$TMP/help" || fail "table --help does not mention --seed"
+
+"$BIN" table --setup nope >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] || fail "an unknown setup must exit 2"
+"$BIN" table --rounds x >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] || fail "a bad --rounds must exit 2"
+grep -q "'x'" "$TMP/err" || fail "the error must name the value"
+
+"$BIN" table --list >"$TMP/list" || fail "--list"
+grep -q "^setup  three-limited" "$TMP/list" || fail "--list lacks three-limited"
+grep -q "^column md-own " "$TMP/list" || fail "--list lacks md-own"
+
+ARGS="--setup three-limited,three-limited-one-dead --column dnstt-pool,md-own,dnstt-respool,dnstt-dnsdist,real-md-respool --json"
+"$BIN" table $ARGS --seed 7 >"$TMP/a.json" 2>/dev/null || fail "table run a"
+"$BIN" table $ARGS --seed 7 >"$TMP/b.json" 2>/dev/null || fail "table run b"
+"$BIN" table $ARGS --seed 8 >"$TMP/c.json" 2>/dev/null || fail "table run c"
+cmp -s "$TMP/a.json" "$TMP/b.json" || fail "same seed, different output"
+cmp -s "$TMP/a.json" "$TMP/c.json" && fail "another seed, the same output"
+
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$TMP/a.json" <<'PY' || fail "limited cells out of range"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["results"]) == 10, len(d["results"])
+for r in d["results"]:
+    assert r["ok"] and r["client"]["complete"], r
+    # 128 KiB through 90 (70) answered q/s: well under 2x the physical
+    # limit of the DNSTT payload (670 / 521 kbps) and above a tenth.
+    lim = 670 if r["setup"] == "three-limited" else 521
+    assert lim / 10 < r["kbps_down"] < 2 * lim, (r["setup"], r["column"], r["kbps_down"])
+PY
+fi
+echo "sim_table: ok"
