@@ -62,6 +62,7 @@ static void server_usage(void) {
   printf("usage: " SERVER_NAME " --listen HOST:PORT --domain DOMAIN\n"
          "         [--serve-bytes N | --serve-file FILE] [--sink FILE]\n"
          "         [--max-sessions N] [--max-held N] [--serve-after DUR]\n"
+         "         [--window N]\n"
          "Serves a minimal " SERVER_KIND "-style DNS tunnel on UDP.\n"
          "  --listen HOST:PORT  address to bind (port 0 = any; the bound\n"
          "                      address is printed as {\"listen\":...})\n"
@@ -77,6 +78,9 @@ static void server_usage(void) {
          "  --serve-after DUR   serve a new session's data only DUR after\n"
          "                      its first query (default 0; a real session's\n"
          "                      opening, in which every poll is held)\n"
+         "  --window N          each session's send and receive windows,\n"
+         "                      segments (default 128 DNSTT, 32 MD; 64 is\n"
+         "                      dnstt's KCP)\n"
          "On SIGTERM or SIGINT it prints one JSON line of counters.\n");
 }
 
@@ -287,6 +291,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, SERVER_NAME ": bad --serve-after %s\n", v);
         return 2;
       }
+    } else if (strcmp(a, "--window") == 0) {
+      uint64_t wnd = 0;
+
+      if (tun_app_parse_size(v, &wnd) != 0 || wnd == 0 ||
+          wnd > TUN_ARQ_MAX_WND) {
+        fprintf(stderr, SERVER_NAME ": bad --window %s (1..%d)\n", v,
+                TUN_ARQ_MAX_WND);
+        return 2;
+      }
+      s.arq.snd_wnd = s.arq.rcv_wnd = (uint32_t)wnd;
     } else if (strcmp(a, "--max-held") == 0) {
       if (tun_app_parse_size(v, &max_held) != 0 || max_held == 0 ||
           max_held > SERVER_MAX_HELD) {

@@ -178,6 +178,10 @@ static int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
   tun_cli_settings cs;
 
   tun_cli_settings_default(&cs, mode);
+  if (d->set.model == TUN_DRV_ORIGINAL) {
+    /* dnstt's KCP windows (turbotunnel.QueueSize / 2). */
+    cs.arq.snd_wnd = cs.arq.rcv_wnd = TUN_DRV_ORIG_WINDOW;
+  }
   cs.domain = d->set.domain;
   cs.sid = d->cb.rand(d->user_data);
   cs.down_limit = down_limit;

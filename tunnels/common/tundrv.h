@@ -20,7 +20,7 @@
  * - TUN_DRV_ORIGINAL (the original dnstt-client, tunorig.h): one socket
  *   (channel 0) taking every answer; a query for each data packet or
  *   owed ack and the polls the model permits; nothing for an error
- *   answer.
+ *   answer; KCP's windows of 64 segments.
  * - TUN_DRV_MD (the MasterDNS-style client): an MTU test per resolver
  *   (probes asking for exactly N test bytes: the ceiling, then the floor
  *   to tell a dead resolver, then 3/4 steps), the session's download MTU
@@ -68,6 +68,9 @@ typedef enum tun_drv_model {
 #define TUN_DRV_MAX_SLOTS 256
 #define TUN_DRV_MAX_DUP 10
 #define TUN_DRV_MAX_RESOLVERS 32
+/* TUN_DRV_ORIG_WINDOW is the original model's arq windows, segments
+   (dnstt's KCP: 64; its server takes --window 64 to match). */
+#define TUN_DRV_ORIG_WINDOW 64
 /* TUN_DRV_MTU_FLOOR is the smallest download MTU the MD test tries. */
 #define TUN_DRV_MTU_FLOOR 64
 

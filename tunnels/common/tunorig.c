@@ -8,6 +8,8 @@
 #define ORIG_INIT_POLL_DELAY (500 * RP_MILLISECONDS)
 #define ORIG_MAX_POLL_DELAY (10 * RP_SECONDS)
 #define ORIG_ACK_INTERVAL (10 * RP_MILLISECONDS)
+/* ORIG_ACKS_PER_QUERY: KCP's 24-byte acks in dnstt's 134-byte MTU. */
+#define ORIG_ACKS_PER_QUERY 5
 /* ORIG_POLL_DELAY_MULT is pollDelayMultiplier. */
 #define ORIG_POLL_DELAY_MULT 2
 
@@ -16,7 +18,8 @@ void tun_orig_settings_default(tun_orig_settings *s) {
                            .opening_polls = ORIG_POLL_LIMIT,
                            .init_poll_delay = ORIG_INIT_POLL_DELAY,
                            .max_poll_delay = ORIG_MAX_POLL_DELAY,
-                           .ack_interval = ORIG_ACK_INTERVAL};
+                           .ack_interval = ORIG_ACK_INTERVAL,
+                           .acks_per_query = ORIG_ACKS_PER_QUERY};
 }
 
 void tun_orig_init(tun_orig *o, const tun_orig_settings *settings,
@@ -25,12 +28,18 @@ void tun_orig_init(tun_orig *o, const tun_orig_settings *settings,
                   .credit = settings->opening_polls,
                   .delay = settings->init_poll_delay,
                   .timer_at = rp_tstamp_add(now, settings->init_poll_delay),
-                  .last_ack = RP_TSTAMP_UNSET};
+                  /* KCP flushes on its own clock, every ack_interval from
+                     the start: acks owed wait for it (the poll an answer
+                     permits goes at once, before them). */
+                  .last_ack = now};
 }
 
 void tun_orig_on_answer(tun_orig *o, int npackets) {
-  if (npackets > 0 && o->credit < o->set.poll_limit) {
-    ++o->credit;
+  if (npackets > 0) {
+    o->acks_owed += (uint32_t)npackets;
+    if (o->credit < o->set.poll_limit) {
+      ++o->credit;
+    }
   }
 }
 
@@ -48,14 +57,10 @@ static int orig_ack_due(const tun_orig *o, rp_tstamp now) {
 }
 
 int tun_orig_next(tun_orig *o, uint32_t want, rp_tstamp now) {
-  int data = (want & TUN_ORIG_WANT_DATA) != 0;
+  uint32_t per = o->set.acks_per_query > 0 ? o->set.acks_per_query : 1;
 
-  if (!data && (want & TUN_ORIG_WANT_ACK) && orig_ack_due(o, now)) {
-    o->last_ack = now;
-    data = 1;
-  }
-  if (data) {
-    /* A data packet takes the place of a pending poll. */
+  if (want & TUN_ORIG_WANT_DATA) {
+    /* A data packet goes first and takes the place of a pending poll. */
     if (o->credit > 0) {
       --o->credit;
     }
@@ -63,7 +68,28 @@ int tun_orig_next(tun_orig *o, uint32_t want, rp_tstamp now) {
     return 1;
   }
   if (o->credit > 0) {
+    /* The poll an answer permitted leaves as the answer is read, before
+       KCP's next flush. */
     --o->credit;
+    orig_sent(o, now);
+    return 1;
+  }
+  if (o->ack_burst == 0 &&
+      (o->acks_owed > 0 || (want & TUN_ORIG_WANT_ACK)) &&
+      orig_ack_due(o, now)) {
+    /* A flush: a query for each group of acks owed, at least one. KCP
+       sends its acks in packets of their own, whatever polls went out
+       since (a poll is an empty query), so the segments received count,
+       not whether an arq frame carried their ack already. */
+    o->last_ack = now;
+    o->ack_burst = (o->acks_owed + per - 1) / per;
+    if (o->ack_burst == 0) {
+      o->ack_burst = 1;
+    }
+    o->acks_owed = 0;
+  }
+  if (o->ack_burst > 0) {
+    --o->ack_burst;
     orig_sent(o, now);
     return 1;
   }
@@ -81,7 +107,8 @@ int tun_orig_next(tun_orig *o, uint32_t want, rp_tstamp now) {
 rp_tstamp tun_orig_get_expiry(const tun_orig *o, uint32_t want) {
   rp_tstamp at = o->timer_at, ack;
 
-  if ((want & TUN_ORIG_WANT_ACK) && o->last_ack != RP_TSTAMP_UNSET) {
+  if ((o->acks_owed > 0 || (want & TUN_ORIG_WANT_ACK)) &&
+      o->last_ack != RP_TSTAMP_UNSET) {
     ack = rp_tstamp_add(o->last_ack, o->set.ack_interval);
     if (ack < at) {
       at = ack;

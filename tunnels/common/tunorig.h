@@ -25,8 +25,11 @@
  * - At the start of a session, a burst of polls goes out before any
  *   data flows (opening_polls; the handshake's packets come on top).
  *
- * KCP's acks are flushed once per interval: here an ack alone asks for
- * a query at most once per ack_interval.
+ * KCP's acks are flushed once per interval (10 ms), as many packets as
+ * the acks of the segments received since the last flush fill (a query
+ * for every acks_per_query of them): at a high rate these ack queries
+ * are polls too, and they grow the queries in flight as TCP's slow
+ * start does (dns.go's "1 + f" polls per data packet).
  *
  * IMPLEMENTATION NOTES
  * - The model holds only the poll credit and the timer; the driver asks
@@ -51,9 +54,14 @@ typedef struct tun_orig_settings {
   rp_duration init_poll_delay;
   /* max_poll_delay is its largest delay, ns (10 s). */
   rp_duration max_poll_delay;
-  /* ack_interval: an owed ack alone sends a query at most this often,
-     ns (10 ms, KCP's flush interval). */
+  /* ack_interval: owed acks go out at most this often, ns (10 ms, KCP's
+     flush interval). */
   rp_duration ack_interval;
+  /* acks_per_query is how many segments one ack query acknowledges (5:
+     KCP writes a 24-byte ack a segment into packets of dnstt's 134-byte
+     MTU); a flush sends one query for each such group received since
+     the last flush, at least one. */
+  uint32_t acks_per_query;
 } tun_orig_settings;
 
 /* tun_orig_settings_default fills |s| with the values of dnstt e5e873b. */
@@ -67,8 +75,12 @@ typedef struct tun_orig {
   rp_duration delay;
   /* timer_at is when the idle poll timer fires. */
   rp_tstamp timer_at;
-  /* last_ack is the last query sent for an owed ack alone. */
+  /* last_ack is the last flush of owed acks. */
   rp_tstamp last_ack;
+  /* acks_owed counts the data segments received since the last flush;
+     ack_burst the ack queries of the current flush still to send. */
+  uint32_t acks_owed;
+  uint32_t ack_burst;
 } tun_orig;
 
 /* tun_orig_init starts the model at |now| with |settings| (copied). */
