@@ -71,6 +71,7 @@ void sim_net_cell_default(sim_net_cell *cell) {
   sim_net_costs_default(&cell->costs, "dnstt");
   cell->ncores = 2;
   cell->link = 20 * NET_US;
+  cell->link_jitter = 20 * NET_US;
   cell->seed = 1;
   cell->limit = 120 * RP_SECONDS;
 }
@@ -233,6 +234,14 @@ int sim_net_work(sim_net *n, uint32_t proc, sim_net_item_kind kind,
   return 0;
 }
 
+/* net_jitter draws a link's extra delay. */
+static rp_duration net_jitter(sim_net *n) {
+  if (n->cell.link_jitter == 0) {
+    return 0;
+  }
+  return sim_net_rng_next(&n->rng_link) % (n->cell.link_jitter + 1);
+}
+
 int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
                  uint32_t dst_proc, uint32_t dst_port, const uint8_t *data,
                  size_t len) {
@@ -265,8 +274,8 @@ int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
                        : p->cost_send;
   sim_net_hash(n, ((uint64_t)src_proc << 48) ^ ((uint64_t)dst_proc << 40) ^
                       ((uint64_t)dst_port << 16) ^ len);
-  return net_push(n, p->send_clock + n->cell.link, SIM_NET_EV_ARRIVE,
-                  dst_proc, 0, idx);
+  return net_push(n, p->send_clock + n->cell.link + net_jitter(n),
+                  SIM_NET_EV_ARRIVE, dst_proc, 0, idx);
 }
 
 int sim_net_send_at(sim_net *n, rp_tstamp at, uint32_t src_proc,
@@ -418,6 +427,7 @@ int sim_net_run(const sim_net_cell *cell, sim_net_result *res) {
   n->hash = NET_FNV_OFFSET;
   n->free_cores = cell->ncores > 0 ? cell->ncores : 1;
   n->pool_proc = SIM_NET_NPROCS;
+  n->rng_link = cell->seed ^ 0x94d049bb133111ebULL;
   sim_heap_init(&n->heap, n->mem);
   for (i = 0; i < SIM_NET_NPROCS; ++i) {
     n->procs[i].timer_at = RP_TSTAMP_UNSET;

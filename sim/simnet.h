@@ -94,9 +94,11 @@ typedef struct sim_net_cell {
   rp_settings pool;
   int check;
   /* ncores is the machine's cores; link is the loopback latency of one
-     datagram, ns. */
+     datagram, ns, plus a uniform draw of up to link_jitter (a loaded
+     machine's scheduling: no two processes stay in lockstep). */
   uint32_t ncores;
   rp_duration link;
+  rp_duration link_jitter;
   sim_net_costs costs;
   /* seed seeds every random stream. */
   uint64_t seed;
@@ -130,7 +132,7 @@ typedef struct sim_net_result {
 
 /* sim_net_cell_default fills |cell| with no resolvers, the DNSTT workers
    model, no relay, the default costs (sim_net_costs_default), 2 cores,
-   a 20 us link, seed 1, a 120 s limit. */
+   a 20 us link with up to 20 us of jitter, seed 1, a 120 s limit. */
 void sim_net_cell_default(sim_net_cell *cell);
 
 /* sim_net_costs_default fills |costs| for |tunnel| ("dnstt",

@@ -98,6 +98,8 @@ typedef struct sim_net {
   uint64_t events;
   uint64_t hash;
   uint64_t oversize;
+  /* rng_link draws the links' jitter. */
+  uint64_t rng_link;
   /* stop is set when the client's transfer ended. */
   int stop;
   sim_net_proc procs[SIM_NET_NPROCS];

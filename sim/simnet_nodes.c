@@ -269,8 +269,11 @@ int sim_net_nodes_start(sim_net *n) {
       &ss, cell->drv.model == TUN_DRV_MD ? TUN_MODE_MD : TUN_MODE_DNSTT);
   ss.domain = cell->drv.domain;
   if (cell->orig_server) {
+    /* As the table's dnstt-orig server: --max-held 1 --serve-after
+       300ms --window 64. */
     ss.max_held = 1;
     ss.serve_delay = 300 * RP_MILLISECONDS;
+    ss.arq.snd_wnd = ss.arq.rcv_wnd = TUN_DRV_ORIG_WINDOW;
   }
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);
   if (rv != 0) {

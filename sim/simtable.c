@@ -66,6 +66,9 @@ typedef struct table_column {
 
 typedef struct table_opts {
   const char *setups_path, *columns_path;
+  /* sets are --set assignments for every pool of the run. */
+  const char *sets[TABLE_MAX];
+  size_t nsets;
   const char *only_setups[TABLE_MAX], *only_columns[TABLE_MAX];
   size_t nonly_setups, nonly_columns;
   uint64_t seed, rounds;
@@ -88,7 +91,7 @@ static void table_usage(FILE *fp) {
           "usage: respool-sim table [--setup S] [--column C] [--seed N]\n"
           "                         [--rounds R] [--quick] [--cores N]\n"
           "                         [--setups FILE] [--columns FILE]\n"
-          "                         [--json] [--list]\n"
+          "                         [--set NAME=VALUE ...] [--json] [--list]\n"
           "\n"
           "Runs the benchmark table in virtual time: every setup of\n"
           "scenarios/setups.json against every column of\n"
@@ -102,6 +105,9 @@ static void table_usage(FILE *fp) {
           "  --rounds R             rounds per cell, seeds N.. (default 1)\n"
           "  --quick                the QUICK transfers (64 KiB, 2 s)\n"
           "  --cores N              the machine's cores (default 2)\n"
+          "  --set NAME=VALUE       an rp_settings field of every pool (after\n"
+          "                         the kind's defaults; respool-sim\n"
+          "                         --list-settings names them)\n"
           "  --setups, --columns    the files (default the source tree's)\n"
           "  --json                 print the rounds as JSON for\n"
           "                         scenarios/runner.py --sim-results\n"
@@ -384,6 +390,11 @@ static int table_cell(const table *t, const table_opts *o,
     }
   }
   rp_settings_default(&cell->pool, kind);
+  for (i = 0; i < o->nsets; ++i) {
+    if (rp_settings_set(&cell->pool, o->sets[i], err, errlen) != 0) {
+      return 2;
+    }
+  }
   /* Resolvers. */
   cell->nres = s->nres;
   for (i = 0; i < s->nres; ++i) {
@@ -577,6 +588,18 @@ static int table_parse(int argc, char **argv, table_opts *o) {
       if (table_split(v, o->only_columns, &o->nonly_columns) != 0) {
         return 2;
       }
+    } else if (strcmp(a, "--set") == 0) {
+      char errbuf[TABLE_ERRLEN];
+      rp_settings probe;
+
+      rp_settings_default(&probe, RP_KIND_GENERIC);
+      if (o->nsets == TABLE_MAX ||
+          rp_settings_set(&probe, v, errbuf, sizeof(errbuf)) != 0) {
+        fprintf(stderr, "respool-sim table: --set %s: %s\n", v,
+                o->nsets == TABLE_MAX ? "too many" : errbuf);
+        return 2;
+      }
+      o->sets[o->nsets++] = v;
     } else if (strcmp(a, "--setups") == 0) {
       o->setups_path = v;
     } else if (strcmp(a, "--columns") == 0) {
