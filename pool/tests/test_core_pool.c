@@ -517,6 +517,10 @@ static void chaos_fake(h_fake *f, uint64_t *rng) {
   }
 }
 
+/* CHAOS_MAX_FAKES bounds the resolvers the chaos test adds (a removed
+   one is marked with an id from 1000 on). */
+#define CHAOS_MAX_FAKES 32
+
 /* CORE_CHAOS_ROUNDS can be raised for a long campaign. */
 #ifndef CORE_CHAOS_ROUNDS
 #define CORE_CHAOS_ROUNDS 10
@@ -587,7 +591,7 @@ static void test_core_pool_chaos(void **state) {
               rp_pool_remove_resolver(h.pool, h.fakes[i].id, h.now), 0);
           h.fakes[i].id = 1000 + (uint32_t)i;
         }
-      } else if (r < 95 && h.nfakes < H_MAX_FAKES) {
+      } else if (r < 95 && h.nfakes < CHAOS_MAX_FAKES) {
         chaos_fake(&f, &rng);
         h_add(&h, &f);
       }

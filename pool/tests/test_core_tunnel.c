@@ -146,6 +146,67 @@ static void test_core_tunnel_dead_first(void **state) {
   h_free(&h);
 }
 
+/* Twenty dead resolvers listed before a live one, all added unchecked
+   (respool --pretest ""), and a client from the first moment: nothing
+   has answered yet, so the first queries go to resolvers never answered
+   (each with a try riding along to another); once one answers, no
+   query's only try is placed on one that never answered while it has
+   room, and the queries left on the dead ones are hedged to it at
+   once. A poll every 20 ms for 10 s: every query answered, none failed;
+   before, the dead ones took the first queries (lost until per_attempt,
+   2 s) and one every 2 s each until they were down. Then the real
+   dnstt-client's opening burst over the same list: none fails. */
+static void test_core_tunnel_unchecked_dead_start(void **state) {
+  harness h;
+  uint64_t qn, late = 0;
+  rp_duration worst = 0, d;
+  size_t k;
+  int i;
+
+  (void)state;
+  start(&h, 109);
+  for (k = 0; k < 20; ++k) {
+    h_add(&h, &(h_fake){.dead = 1});
+  }
+  h_add(&h, &(h_fake){.delay = 5 * MS});
+  h_run(&h, 10 * S, 50);
+  h_step_to(&h, h.now + 6 * S);
+  for (qn = 0; qn < h.qn; ++qn) {
+    d = h.first_at[qn] - h.submit_at[qn];
+    late += d > 100 * MS;
+    worst = d > worst ? d : worst;
+  }
+  print_message("every 20 ms: delivered %llu of %llu, failed %llu, later "
+                "than 100 ms %llu, worst %.0f ms\n",
+                (unsigned long long)h.delivered, (unsigned long long)h.qn,
+                (unsigned long long)h.failed, (unsigned long long)late,
+                (double)worst / 1e6);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  /* Only queries sent before the live one first answered. */
+  assert_true(late <= 5);
+  h_free(&h);
+
+  start(&h, 110);
+  for (k = 0; k < 20; ++k) {
+    h_add(&h, &(h_fake){.dead = 1});
+  }
+  h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
+  burst(&h, 128, 50 * RP_MICROSECONDS);
+  h_step_to(&h, 1500 * MS);
+  for (i = 0; i < 12; ++i) {
+    h_submit(&h);
+    h_step_to(&h, h.now + 250 * MS);
+  }
+  h_step_to(&h, h.now + 6 * S);
+  print_message("opening burst: delivered %llu of %llu, failed %llu\n",
+                (unsigned long long)h.delivered, (unsigned long long)h.qn,
+                (unsigned long long)h.failed);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  h_free(&h);
+}
+
 /* A query lost at a resolver that answers the ones sent after it is
    judged lost once overtaken, at the resolver's mean + 4 deviations, and
    sent again at once: its answer comes in well under per_attempt (2 s),
@@ -409,6 +470,7 @@ int main(void) {
       cmocka_unit_test(test_core_tunnel_idle_polls_no_cap),
       cmocka_unit_test(test_core_tunnel_uneven_burst),
       cmocka_unit_test(test_core_tunnel_dead_first),
+      cmocka_unit_test(test_core_tunnel_unchecked_dead_start),
       cmocka_unit_test(test_core_tunnel_overtaken_resent),
       cmocka_unit_test(test_core_tunnel_wait_order),
       cmocka_unit_test(test_core_tunnel_slow_flood_start),
