@@ -449,7 +449,8 @@ static void test_core_pool_bad_settings(void **state) {
 }
 
 /* At DEBUG every selection is logged with its reason and the core's
-   time; nothing is logged below the level set. */
+   time (a resolver that never replied: why=unproven); nothing is logged
+   below the level set. */
 static void test_core_pool_log(void **state) {
   harness h;
   rp_settings set;
@@ -469,6 +470,11 @@ static void test_core_pool_log(void **state) {
   h_submit(&h);
   assert_int_equal(h.nlog, 1);
   assert_non_null(strstr(h.last_log, "t=1.500 ev=select"));
+  /* It never replied yet: it takes the query as no other can. */
+  assert_non_null(strstr(h.last_log, "why=unproven"));
+  h_step_to(&h, 1600 * RP_MILLISECONDS);
+  h_submit(&h);
+  assert_int_equal(h.nlog, 2);
   assert_non_null(strstr(h.last_log, "why=band"));
   h_free(&h);
 }

@@ -444,28 +444,34 @@ static size_t late(const harness *h, uint64_t from, uint64_t to,
    that has answered: no query is placed on a dead one while the live
    one has room, none fails or waits (each is answered in the live
    one's 20 ms), and the dead ones cost only tries riding along the
-   client's queries: at most one a query, and per dead resolver at
-   most one per retry_left_out (2 s). Before, a new resolver was in the
-   band, least recently used first: each dead one took a query (lost
-   until its hedge or per_attempt) and then one every 2 s until it was
-   down; over 1 000 of them the first 1 000 queries went to dead ones. */
+   client's queries: a retry every retry_left_out (2 s) each while in
+   probation, then, once down after down_after losses, a copy every
+   down_copy_interval (1 s) each; in all at most one retry and one down
+   copy a query. Before, a new resolver was in the band, least recently
+   used first: each dead one took a query (lost until its hedge or
+   per_attempt) and then one every 2 s until it was down; over 1 000 of
+   them the first 1 000 queries went to dead ones; and 200 down ones got
+   200 copies a second whatever the client sent. */
 static void test_core_select_unproven_dead(void **state) {
-  static const size_t ndead[] = {20, 1000};
+  static const struct {
+    size_t ndead;
+    rp_duration run;
+  } cases[] = {{20, 20 * S}, {200, 60 * S}, {1000, 20 * S}};
   harness h;
   size_t c, k, live, to_dead, nlate;
   uint64_t from, dead_sends, most;
 
   (void)state;
-  for (c = 0; c < sizeof(ndead) / sizeof(ndead[0]); ++c) {
+  for (c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     start_many(&h, 41 + c);
     live = h_add(&h, &(h_fake){.delay = 20 * MS});
     h_run(&h, 1 * S, 50);
     assert_true(h.fakes[live].answered > 0);
     from = h.qn;
-    for (k = 0; k < ndead[c]; ++k) {
+    for (k = 0; k < cases[c].ndead; ++k) {
       h_add(&h, &(h_fake){.dead = 1});
     }
-    h_run(&h, 20 * S, 50);
+    h_run(&h, cases[c].run, 50);
     h_step_to(&h, h.now + 3 * S);
     dead_sends = 0;
     most = 0;
@@ -477,19 +483,21 @@ static void test_core_select_unproven_dead(void **state) {
     }
     to_dead = first_to_dead(&h, from, h.qn);
     nlate = late(&h, from, h.qn, 100 * MS);
-    print_message("%zu dead: %llu queries, placed on a dead one %zu, later "
-                  "than 100 ms %zu, failed %llu; sends to the dead %llu "
-                  "(most at one %llu)\n",
-                  ndead[c], (unsigned long long)(h.qn - from), to_dead, nlate,
-                  (unsigned long long)h.failed,
-                  (unsigned long long)dead_sends, (unsigned long long)most);
+    print_message(
+        "%zu dead: %llu queries, placed on a dead one %zu, later "
+        "than 100 ms %zu, failed %llu; sends to the dead %llu "
+        "(most at one %llu), down %llu\n",
+        cases[c].ndead, (unsigned long long)(h.qn - from), to_dead, nlate,
+        (unsigned long long)h.failed, (unsigned long long)dead_sends,
+        (unsigned long long)most,
+        (unsigned long long)(h_pstats(&h).nresolvers - h_pstats(&h).nup));
     assert_int_equal(to_dead, 0);
     assert_int_equal(nlate, 0);
     assert_int_equal(h.failed, 0);
     assert_int_equal(h.delivered, h.qn);
-    assert_true(dead_sends <= h.qn - from);
-    assert_true(most <= 20 * S / h.set.retry_left_out + 1);
-    if (ndead[c] <= 20) {
+    assert_true(dead_sends <= 2 * (h.qn - from));
+    assert_true(most <= (cases[c].run + 3 * S) / h.set.down_copy_interval);
+    if (cases[c].ndead <= 20) {
       /* Each was explored. */
       for (k = 0; k < h.nfakes; ++k) {
         assert_true(!h.fakes[k].dead || h.fakes[k].got > 0);
