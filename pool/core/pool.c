@@ -1998,6 +1998,7 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
       if (rv < 0) {
         return rv;
       }
+      pool->stats.retries += (uint64_t)rv;
     }
   }
   rv = pool_down_copies(pool, q, now);

@@ -496,6 +496,9 @@ static void test_core_select_unproven_dead(void **state) {
     assert_int_equal(h.failed, 0);
     assert_int_equal(h.delivered, h.qn);
     assert_true(dead_sends <= 2 * (h.qn - from));
+    /* Counted: one retry a query at most. */
+    assert_true(h_pstats(&h).retries > 0);
+    assert_true(h_pstats(&h).retries <= h.qn - from);
     assert_true(most <= (cases[c].run + 3 * S) / h.set.down_copy_interval);
     if (cases[c].ndead <= 20) {
       /* Each was explored. */
