@@ -40,6 +40,20 @@ static void burst(harness *h, int n, rp_duration gap) {
   }
 }
 
+/* dnstt_opening replays the real dnstt-client's opening: a burst of 128
+   polls, then a poll every 250 ms from 1.5 s on (each held until the
+   next by a server with |hold|). */
+static void dnstt_opening(harness *h) {
+  int i;
+
+  burst(h, 128, 50 * RP_MICROSECONDS);
+  h_step_to(h, 1500 * MS);
+  for (i = 0; i < 12; ++i) {
+    h_submit(h);
+    h_step_to(h, h->now + 250 * MS);
+  }
+}
+
 /* The real dnstt-client's opening over one unlimited resolver whose
    server holds each poll up to 1 s: a burst of 128 polls, then a poll
    every 250 ms (each held until the next). Nothing refuses and nothing is
@@ -50,17 +64,11 @@ static void burst(harness *h, int n, rp_duration gap) {
 static void test_core_tunnel_opening_burst(void **state) {
   harness h;
   rp_resolver_stats st;
-  int i;
 
   (void)state;
   start(&h, 101);
   h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
-  burst(&h, 128, 50 * RP_MICROSECONDS);
-  h_step_to(&h, 1500 * MS);
-  for (i = 0; i < 12; ++i) {
-    h_submit(&h);
-    h_step_to(&h, h.now + 250 * MS);
-  }
+  dnstt_opening(&h);
   h_step_to(&h, h.now + 3 * S);
   st = h_rstats(&h, 0);
   print_message("delivered %llu of %llu, failed %llu, cap %.1f, state %s\n",
@@ -163,7 +171,6 @@ static void test_core_tunnel_unchecked_dead_start(void **state) {
   rp_tstamp first = RP_TSTAMP_UNSET;
   rp_duration worst = 0, d;
   size_t k;
-  int i;
 
   (void)state;
   start(&h, 109);
@@ -206,12 +213,7 @@ static void test_core_tunnel_unchecked_dead_start(void **state) {
     h_add(&h, &(h_fake){.dead = 1});
   }
   h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
-  burst(&h, 128, 50 * RP_MICROSECONDS);
-  h_step_to(&h, 1500 * MS);
-  for (i = 0; i < 12; ++i) {
-    h_submit(&h);
-    h_step_to(&h, h.now + 250 * MS);
-  }
+  dnstt_opening(&h);
   h_step_to(&h, h.now + 6 * S);
   print_message("opening burst: delivered %llu of %llu, failed %llu\n",
                 (unsigned long long)h.delivered, (unsigned long long)h.qn,
