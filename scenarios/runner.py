@@ -610,7 +610,8 @@ def take_pool_stats(rec, st):
                            if isinstance(v, (int, float, str))}
     if per:
         rec["relay_resolvers"] = per
-    for k in ("copies", "hedges", "resends", "spills", "failed", "waits",
+    for k in ("copies", "hedges", "resends", "spills", "retries", "failed",
+              "waits",
               "copies_data", "copies_repeat", "repeats_dropped",
               "extras_skipped"):
         if k in pool:

@@ -139,11 +139,11 @@ int sim_report_text(const sim *s, const sim_report_info *info, FILE *fp) {
           report_ms(t.cs.max), t.tail, t.window_s);
   fprintf(fp,
           "pool: sends=%" PRIu64 " copies=%" PRIu64 " hedges=%" PRIu64
-          " resends=%" PRIu64 " spills=%" PRIu64 " probes=%" PRIu64
-          " waits=%" PRIu64 " spoofed=%" PRIu64 " full=%" PRIu64
-          " up=%zu/%zu\n",
+          " resends=%" PRIu64 " spills=%" PRIu64 " retries=%" PRIu64
+          " probes=%" PRIu64 " waits=%" PRIu64 " spoofed=%" PRIu64
+          " full=%" PRIu64 " up=%zu/%zu\n",
           t.ps.sends, t.ps.copies, t.ps.hedges, t.ps.resends, t.ps.spills,
-          t.ps.probes,
+          t.ps.retries, t.ps.probes,
           t.ps.waits, t.ps.spoofed, t.ps.full, t.ps.nup, t.ps.nresolvers);
   fprintf(fp,
           "run: kind=%s virtual=%.3f s wall=%.4f s speed=%.0fx events=%" PRIu64
@@ -255,12 +255,12 @@ int sim_report_json(const sim *s, const sim_report_info *info, FILE *fp) {
           ", \"duplicates_delivered\": %" PRIu64 ", \"sends\": %" PRIu64
           ", \"copies\": %" PRIu64 ", \"hedges\": %" PRIu64
           ", \"resends\": %" PRIu64 ", \"spills\": %" PRIu64
-          ", \"probes\": %" PRIu64 ", \"spoofed\": %" PRIu64
+          ", \"retries\": %" PRIu64 ", \"probes\": %" PRIu64 ", \"spoofed\": %" PRIu64
           ", \"malformed\": %" PRIu64 ", \"full\": %" PRIu64
           ", \"nup\": %zu},\n",
           t.ps.queries, t.ps.delivered, t.ps.failed, t.ps.waits,
           t.ps.duplicates_delivered, t.ps.sends, t.ps.copies, t.ps.hedges,
-          t.ps.resends, t.ps.spills, t.ps.probes, t.ps.spoofed, t.ps.malformed, t.ps.full,
+          t.ps.resends, t.ps.spills, t.ps.retries, t.ps.probes, t.ps.spoofed, t.ps.malformed, t.ps.full,
           t.ps.nup);
   fprintf(fp, "  \"timeline\": [\n");
   for (k = 0; k < sim_nsamples(s); ++k) {

@@ -197,6 +197,8 @@ static void metrics_render(metrics_buf *b, cli *c) {
       M_TOTAL(resends, "queries sent again after a refusal or a loss"),
       M_TOTAL(spills, "queries sent out of the equal-cost band, every "
                       "resolver of it at its cap"),
+      M_TOTAL(retries, "tries riding along a query to a resolver left out "
+                       "or never answered yet"),
       M_TOTAL(malformed, "malformed client queries or answers"),
       M_TOTAL(spoofed, "answers that matched no query in flight"),
 #undef M_TOTAL

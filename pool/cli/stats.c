@@ -66,14 +66,15 @@ void cli_print_table(cli *c, rp_tstamp now) {
   rp_pool_get_stats(rp_net_pool_get_core(c->np), &ps);
   fprintf(stderr,
           "queries=%llu delivered=%llu failed=%llu waits=%llu copies=%llu "
-          "(data %llu, repeat %llu) hedges=%llu spills=%llu "
+          "(data %llu, repeat %llu) hedges=%llu spills=%llu retries=%llu "
           "repeats_dropped=%llu extras_skipped=%llu inflight=%zu up=%zu/%zu "
           "kind=%s\n",
           (unsigned long long)ps.queries, (unsigned long long)ps.delivered,
           (unsigned long long)ps.failed, (unsigned long long)ps.waits,
           (unsigned long long)ps.copies, (unsigned long long)ps.copies_data,
           (unsigned long long)ps.copies_repeat, (unsigned long long)ps.hedges,
-          (unsigned long long)ps.spills, (unsigned long long)ps.repeats_dropped,
+          (unsigned long long)ps.spills, (unsigned long long)ps.retries,
+          (unsigned long long)ps.repeats_dropped,
           (unsigned long long)ps.extras_skipped, ps.inflight, ps.nup,
           ps.nresolvers,
           rp_config_kind_str(rp_pool_kind(rp_net_pool_get_core(c->np))));
@@ -153,6 +154,7 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddNumberToObject(pool, "hedges", (double)ps.hedges);
     cJSON_AddNumberToObject(pool, "resends", (double)ps.resends);
     cJSON_AddNumberToObject(pool, "spills", (double)ps.spills);
+    cJSON_AddNumberToObject(pool, "retries", (double)ps.retries);
     cJSON_AddNumberToObject(pool, "probes", (double)ps.probes);
     cJSON_AddNumberToObject(pool, "malformed", (double)ps.malformed);
     cJSON_AddNumberToObject(pool, "spoofed", (double)ps.spoofed);

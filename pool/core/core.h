@@ -63,6 +63,10 @@ typedef enum rp_where {
                         proven enough to take overflow: the busy heap */
   RP_WHERE_UNPROVEN, /* in probation with its one query in flight, not
                         yet answered (or it lost one): in no heap */
+  RP_WHERE_FRESH,    /* never replied, no query in flight: the fresh heap;
+                        explored by retries riding along client queries,
+                        a query's only try only when no resolver that
+                        replied has room */
   RP_WHERE_DOWN      /* down: copies and probes on its timer */
 } rp_where;
 
@@ -290,6 +294,13 @@ struct rp_pool {
      take a query past their probation limit when no other resolver can
      (a lone new resolver must not starve a client's opening burst). */
   rp_pq busy;
+  /* fresh holds the up resolvers that never replied (RP_WHERE_FRESH), by
+     last use: explored by retries, placed on only when no resolver that
+     replied has room. */
+  rp_pq fresh;
+  /* retry_fresh is 1 when the next retry looks at the fresh heap first,
+     0 when at the left-out one first: the two take turns. */
+  int retry_fresh;
   rp_pq cost;
   rp_pq loss;
   rp_pq unlim;
@@ -332,6 +343,11 @@ static inline int rp_res_probation_busy(const rp_res *r) {
   return r->probation && r->inflight > r->stale;
 }
 
+/* rp_res_proven returns 1 if |r| replied (an answer or a refusal) at
+   least once: it is alive. One that never did may be dead, and gets no
+   query's only try while a proven resolver has room. */
+static inline int rp_res_proven(const rp_res *r) { return r->replies > 0; }
+
 /* rp_res_overflow_room returns 1 if |r|, in probation, may take one more
    query past its probation limit (no other resolver can): it may hold
    one query more than it has replies, so that its share grows like a
@@ -344,7 +360,9 @@ static inline int rp_res_overflow_room(const rp_res *r) {
 /* --- select.c --- */
 
 /* rp_select_primary picks a resolver for a send of |q| with the pool's
-   strategy, taking a token; RP_CORE_NONE when none has capacity. */
+   strategy, taking a token; RP_CORE_NONE when none has capacity. In
+   auto: the band, then a probation resolver past its limit, then, when
+   no resolver that replied has room, one that never replied. */
 uint32_t rp_select_primary(rp_pool *pool, rp_query *q, rp_tstamp now);
 
 /* rp_select_hedge picks the target of a hedge of |q| whose slow try is
@@ -354,15 +372,19 @@ uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
 
 /* rp_select_spill picks, for |q| that no resolver of the band can take
    (each at its cap or holding a try of it), the cheapest resolver out of
-   the band with room, taking its token; RP_CORE_NONE when none has. */
+   the band with room, taking its token, else one that never replied and
+   holds no query; RP_CORE_NONE when none has. */
 uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now);
 
 /* rp_select_copy picks a copy target for |q| (uncapped, soonest and
    surest); RP_CORE_NONE when none. */
 uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now);
 
-/* rp_select_left_out returns a left-out resolver due for its retry, or
-   RP_CORE_NONE. */
+/* rp_select_left_out returns a resolver due for a retry riding along
+   |q| (one placed already), or RP_CORE_NONE: a left-out one
+   retry_left_out after its last send, or one that never replied (the
+   fresh heap) at once and then retry_left_out after its last send; the
+   two heaps take turns when both have one due. */
 uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now);
 
 /* rp_select_past_cap returns a resolver that may take a send past its
@@ -374,12 +396,13 @@ uint32_t rp_select_past_cap(rp_pool *pool, rp_query *q, rp_tstamp now);
 void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now);
 
 /* rp_select_probation_sync moves a probation resolver in RP_WHERE_BUSY
-   or RP_WHERE_UNPROVEN to the set it belongs in now, after a try of it
-   closed or stopped holding the slot, a reply or a loss. */
+   or RP_WHERE_UNPROVEN, or one in RP_WHERE_FRESH that replied, to the set
+   it belongs in now, after a try of it closed or stopped holding the
+   slot, a reply or a loss. */
 void rp_select_probation_sync(rp_pool *pool, rp_res *r, rp_tstamp now);
 
-/* rp_select_lru_heap returns the LRU heap |r| is in (band, out or busy),
-   or NULL. */
+/* rp_select_lru_heap returns the LRU heap |r| is in (band, out, busy or
+   fresh), or NULL. */
 rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r);
 
 /* rp_select_unplace takes |r| out of its set (band, out, token). */

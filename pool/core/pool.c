@@ -258,6 +258,7 @@ int rp_pool_new(rp_pool **ppool, const rp_settings *settings,
   rp_pq_init(&pool->band, rp_select_less_lru, mem);
   rp_pq_init(&pool->out, rp_select_less_lru, mem);
   rp_pq_init(&pool->busy, rp_select_less_lru, mem);
+  rp_pq_init(&pool->fresh, rp_select_less_lru, mem);
   rp_pq_init(&pool->cost, rp_select_less_cost, mem);
   rp_pq_init(&pool->loss, rp_select_less_loss, mem);
   rp_pq_init(&pool->unlim, rp_select_less_unlim, mem);
@@ -433,6 +434,7 @@ void rp_pool_del(rp_pool *pool) {
   rp_pq_free(&pool->band);
   rp_pq_free(&pool->out);
   rp_pq_free(&pool->busy);
+  rp_pq_free(&pool->fresh);
   rp_pq_free(&pool->cost);
   rp_pq_free(&pool->loss);
   rp_pq_free(&pool->unlim);
@@ -513,6 +515,64 @@ static rp_duration pool_hedge_after(rp_pool *pool, const rp_res *r,
   return rto;
 }
 
+/* pool_kind_hedged returns 1 if a try of |kind| is hedged when it is
+   slow: the tries a query depends on, not its copies and retries. */
+static int pool_kind_hedged(rp_try_kind kind) {
+  switch (kind) {
+  case RP_TRY_FIRST:
+  case RP_TRY_RESEND:
+  case RP_TRY_HEDGE:
+  case RP_TRY_PASTCAP:
+  case RP_TRY_STREAM:
+    return 1;
+  case RP_TRY_COPY:
+  case RP_TRY_RETRY:
+  case RP_TRY_DOWNCOPY:
+    break;
+  }
+  return 0;
+}
+
+/* pool_hedge_known gives the open tries sent while no latency was known
+   (at start every resolver is new: they have no hedge time) the hedge
+   time a send of theirs would get now that the first answer made one
+   known. A query whose first try went to a dead resolver then goes to
+   the one that answered at once, not after per_attempt. Runs when the
+   cost heap gains its first member: O(queries in flight), seldom. */
+static void pool_hedge_known(rp_pool *pool, rp_tstamp now) {
+  rp_list *n;
+  rp_query *q;
+  rp_try *t;
+  rp_res *r;
+  rp_duration after;
+  size_t i;
+  int changed;
+
+  for (n = pool->live_q.next; n != &pool->live_q; n = n->next) {
+    q = rp_container_of(n, rp_query, node);
+    if (q->answered) {
+      continue;
+    }
+    changed = 0;
+    for (i = 0; i < q->ntries; ++i) {
+      t = &q->tries[i];
+      r = pool_res(pool, t->res);
+      if (!t->open || t->hedged || t->hedge_at != RP_TSTAMP_UNSET ||
+          !pool_kind_hedged((rp_try_kind)t->kind) || r == NULL) {
+        continue;
+      }
+      after = pool_hedge_after(pool, r, now);
+      if (after != RP_TSTAMP_UNSET) {
+        t->hedge_at = rp_tstamp_add(t->sent, after);
+        changed = 1;
+      }
+    }
+    if (changed) {
+      pool_query_schedule(pool, q, now);
+    }
+  }
+}
+
 /* pool_try_send sends |q| to |r| as a try of |kind|. Returns 1 if sent,
    0 if it could not be (no free try or ID), or RP_ERR_CALLBACK_FAILURE. */
 static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
@@ -558,21 +618,11 @@ static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
   rp_list_push_back(&r->tries, &t->res_node);
   ++q->nopen;
   ++r->inflight;
-  switch (kind) {
-  case RP_TRY_FIRST:
-  case RP_TRY_RESEND:
-  case RP_TRY_HEDGE:
-  case RP_TRY_PASTCAP:
-  case RP_TRY_STREAM:
+  if (pool_kind_hedged(kind)) {
     after = pool_hedge_after(pool, r, now);
     if (after != RP_TSTAMP_UNSET) {
       t->hedge_at = rp_tstamp_add(now, after);
     }
-    break;
-  case RP_TRY_COPY:
-  case RP_TRY_RETRY:
-  case RP_TRY_DOWNCOPY:
-    break;
   }
   if (kind != RP_TRY_DOWNCOPY && kind != RP_TRY_STREAM && !r->down) {
     /* A datagram try is judged lost at the resolver's mean + 4
@@ -1143,7 +1193,10 @@ static int pool_query_place(rp_pool *pool, rp_query *q, rp_try_kind kind,
     pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_SEL, now,
              "ev=select q=%u srv=%u why=%s cost_ms=%.1f loss=%.3f "
              "cap_qps=%.1f band=%zu out=%zu",
-             q->idx, r->slot, past_cap ? "past_cap" : "band",
+             q->idx, r->slot,
+             past_cap           ? "past_cap"
+             : rp_res_proven(r) ? "band"
+                                : "unproven",
              r->cost / POOL_NS_PER_MS, rp_health_loss_ratio(&r->health),
              r->rl.cap, pool->band.len, pool->out.len);
     rv = pool_try_send(pool, q, r, past_cap ? RP_TRY_PASTCAP : kind, 0,
@@ -1327,6 +1380,25 @@ static int pool_try_expired(rp_pool *pool, rp_query *q, rp_try *t,
   return 0;
 }
 
+/* pool_hedge_later re-arms the hedge of |t| that found no resolver with
+   room, when |t| waits at a resolver that never replied (most likely
+   dead) while one that answered is up: it is tried again a hedge delay
+   later, until that one has room (its probation's slow start), instead
+   of the query waiting out per_attempt. */
+static void pool_hedge_later(rp_pool *pool, rp_try *t, rp_tstamp now) {
+  rp_res *r = pool_res(pool, t->res);
+  rp_duration after;
+
+  if (r == NULL || rp_res_proven(r) || rp_pq_top(&pool->cost) == NULL) {
+    return;
+  }
+  after = pool_hedge_after(pool, r, now);
+  if (after != RP_TSTAMP_UNSET) {
+    t->hedged = 0;
+    t->hedge_at = rp_tstamp_add(now, after);
+  }
+}
+
 /* pool_query_service runs |q|'s due events at |now|. */
 static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
   size_t i, n;
@@ -1407,6 +1479,7 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
       }
       slot = rp_select_hedge(pool, q, t->res, now);
       if (slot == RP_CORE_NONE) {
+        pool_hedge_later(pool, t, now);
         continue;
       }
       r = pool->res[slot];
@@ -1496,6 +1569,7 @@ int rp_pool_add_resolver(rp_pool *pool, const rp_resolver_config *config,
   if ((rv = rp_pq_reserve(&pool->band, need)) != 0 ||
       (rv = rp_pq_reserve(&pool->out, need)) != 0 ||
       (rv = rp_pq_reserve(&pool->busy, need)) != 0 ||
+      (rv = rp_pq_reserve(&pool->fresh, need)) != 0 ||
       (rv = rp_pq_reserve(&pool->cost, need)) != 0 ||
       (rv = rp_pq_reserve(&pool->loss, need)) != 0 ||
       (rv = rp_pq_reserve(&pool->unlim, need)) != 0 ||
@@ -1673,6 +1747,25 @@ static int pool_probe(rp_pool *pool, rp_res *r, rp_tstamp now) {
   return 0;
 }
 
+/* pool_down_may_copy returns 1 if the live query |q| may carry a copy to
+   a down resolver: unanswered, with room left for its own hedges and
+   resends, and no such copy yet. One a query: with thousands of down
+   resolvers (listed unchecked), a copy a second to each filled every
+   query's tries and multiplied the load by its number of tries. */
+static int pool_down_may_copy(const rp_query *q) {
+  size_t i;
+
+  if (q->answered || q->ntries + POOL_DOWN_ROOM >= RP_CORE_MAX_TRIES) {
+    return 0;
+  }
+  for (i = 0; i < q->ntries; ++i) {
+    if (q->tries[i].kind == RP_TRY_DOWNCOPY) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* pool_down_timer copies a live query to the down resolver |r| once per
    down_copy_interval, or probes it every probe_interval when idle. */
 static int pool_down_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
@@ -1680,6 +1773,11 @@ static int pool_down_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
   rp_query *q, *pick = NULL;
   size_t scanned = 0;
   int rv = 0;
+  /* One that never replied is probed when idle only while no resolver
+     is up (a lone resolver unreachable at start): with 10 000 dead ones
+     listed unchecked beside a live one, idle probes would be 2 000
+     datagrams a second with no client query to serve. */
+  int idle_probe = rp_res_proven(r) || pool->nup == 0;
 
   if (r->probe_open &&
       rp_tstamp_elapsed(r->probe_sent, pool->set.per_attempt, now)) {
@@ -1693,8 +1791,7 @@ static int pool_down_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
     for (n = pool->live_q.prev; n != &pool->live_q && scanned < POOL_DOWN_SCAN;
          n = n->prev, ++scanned) {
       q = rp_container_of(n, rp_query, node);
-      if (!q->answered && q->ntries < RP_CORE_MAX_TRIES &&
-          !rp_select_has_open(q, r->slot)) {
+      if (pool_down_may_copy(q) && !rp_select_has_open(q, r->slot)) {
         pick = q;
         break;
       }
@@ -1712,18 +1809,27 @@ static int pool_down_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
         rv = 0;
       }
     } else {
-      /* The copy goes with the next client query (rp_pool_submit). */
+      /* The copy goes with the next client query (rp_pool_submit): one
+         that answered before first, as it is the likelier to be back. */
       if (!rp_list_linked(&r->down_node)) {
-        rp_list_push_back(&pool->down_wait, &r->down_node);
+        if (rp_res_proven(r)) {
+          rp_list_push_front(&pool->down_wait, &r->down_node);
+        } else {
+          rp_list_push_back(&pool->down_wait, &r->down_node);
+        }
       }
-      if (rp_list_empty(&pool->live_q) &&
+      if (idle_probe && rp_list_empty(&pool->live_q) &&
           (r->last_probe == RP_TSTAMP_UNSET ||
            rp_tstamp_elapsed(r->last_probe, pool->set.probe_interval, now))) {
         rv = pool_probe(pool, r, now);
       }
     }
   }
-  if (r->down) {
+  if (r->down && rp_list_linked(&r->down_node) && !idle_probe) {
+    /* Nothing to do until a client query comes (pool_down_copies re-arms
+       the timer): no wake-up a second for each of thousands. */
+    rp_pool_timer_set(pool, &r->timer, RP_TSTAMP_UNSET);
+  } else if (r->down) {
     rp_tstamp at = rp_tstamp_add(now, pool->set.down_copy_interval);
 
     if (r->last_down_copy != RP_TSTAMP_UNSET) {
@@ -1748,28 +1854,28 @@ static int pool_down_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
   return rv < 0 ? rv : 0;
 }
 
-/* pool_down_copies sends copies of the new query |q| to down resolvers
-   whose copy was due while no query was live; it leaves room in |q| for
-   its own hedges and resends. */
+/* pool_down_copies sends a copy of the new query |q| to the first down
+   resolver whose copy was due while no query could carry it; it leaves
+   room in |q| for its own hedges and resends. */
 static int pool_down_copies(rp_pool *pool, rp_query *q, rp_tstamp now) {
   rp_res *r;
   int rv;
 
-  while (!rp_list_empty(&pool->down_wait) &&
-         q->ntries + POOL_DOWN_ROOM < RP_CORE_MAX_TRIES) {
-    r = rp_container_of(pool->down_wait.next, rp_res, down_node);
+  if (rp_list_empty(&pool->down_wait) || !pool_down_may_copy(q)) {
+    return 0;
+  }
+  r = rp_container_of(pool->down_wait.next, rp_res, down_node);
+  rv = pool_try_send(pool, q, r, RP_TRY_DOWNCOPY, RP_SEND_PROBE, 0, now);
+  if (rv < 0) {
+    return rv;
+  }
+  if (rv == 1) {
     rp_list_remove(&r->down_node);
-    rv = pool_try_send(pool, q, r, RP_TRY_DOWNCOPY, RP_SEND_PROBE, 0, now);
-    if (rv < 0) {
-      return rv;
-    }
-    if (rv == 1) {
-      r->last_down_copy = now;
-      ++r->probes;
-      ++pool->stats.probes;
-      rp_pool_timer_set(pool, &r->timer,
-                        rp_tstamp_add(now, pool->set.down_copy_interval));
-    }
+    r->last_down_copy = now;
+    ++r->probes;
+    ++pool->stats.probes;
+    rp_pool_timer_set(pool, &r->timer,
+                      rp_tstamp_add(now, pool->set.down_copy_interval));
   }
   return 0;
 }
@@ -1796,6 +1902,7 @@ static int pool_res_timer(rp_pool *pool, rp_res *r, rp_tstamp now) {
   case RP_WHERE_OUT:
   case RP_WHERE_BUSY:
   case RP_WHERE_UNPROVEN:
+  case RP_WHERE_FRESH:
     break;
   }
   return 0;
@@ -1882,10 +1989,16 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   if (pool->set.load_balance == RP_BALANCE_AUTO && q->nopen > 0) {
     slot = rp_select_left_out(pool, q, now);
     if (slot != RP_CORE_NONE) {
+      pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_SEL, now,
+               "ev=select q=%u srv=%u why=retry replies=%llu fresh=%zu "
+               "out=%zu",
+               q->idx, slot, (unsigned long long)pool->res[slot]->replies,
+               pool->fresh.len, pool->out.len);
       rv = pool_try_send(pool, q, pool->res[slot], RP_TRY_RETRY, 0, 0, now);
       if (rv < 0) {
         return rv;
       }
+      pool->stats.retries += (uint64_t)rv;
     }
   }
   rv = pool_down_copies(pool, q, now);
@@ -1944,7 +2057,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   uint8_t rcode;
   rp_duration lat;
   rp_tstamp sent;
-  int rv = 0;
+  int rv = 0, blind;
 
   if (pool == NULL || answer == NULL) {
     return RP_ERR_INVALID_ARGUMENT;
@@ -2029,10 +2142,14 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
              (double)lat / POOL_NS_PER_MS);
     pool_try_close(pool, q, t, now);
     ++r->answered;
+    blind = rp_pq_top(&pool->cost) == NULL;
     rp_rtt_add(&r->rtt, lat, now, pool->set.latency_window);
     rp_ratelim_on_answer(&r->rl, &pool->set, sent, now);
     pool_res_reply(pool, r, sent, pool->set.score_answer, now);
     rp_select_refresh(pool, r, now);
+    if (blind && rp_pq_top(&pool->cost) != NULL) {
+      pool_hedge_known(pool, now);
+    }
     rv = pool_deliver_judged(pool, q, answer, len);
   }
   if (q->active) {

@@ -211,6 +211,8 @@ rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r) {
     return &pool->out;
   case RP_WHERE_BUSY:
     return &pool->busy;
+  case RP_WHERE_FRESH:
+    return &pool->fresh;
   case RP_WHERE_NONE:
   case RP_WHERE_TOKEN:
   case RP_WHERE_UNPROVEN:
@@ -222,9 +224,11 @@ rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r) {
 
 void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now) {
   assert(r->where == RP_WHERE_NONE || r->where == RP_WHERE_BUSY ||
-         r->where == RP_WHERE_UNPROVEN);
+         r->where == RP_WHERE_UNPROVEN || r->where == RP_WHERE_FRESH);
   if (r->where == RP_WHERE_BUSY) {
     rp_pq_remove(&pool->busy, &r->e_lru);
+  } else if (r->where == RP_WHERE_FRESH) {
+    rp_pq_remove(&pool->fresh, &r->e_lru);
   }
   r->where = RP_WHERE_NONE;
   if (r->down) {
@@ -241,6 +245,13 @@ void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now) {
     } else {
       r->where = RP_WHERE_UNPROVEN;
     }
+    return;
+  }
+  if (!rp_res_proven(r)) {
+    /* It may be dead: explored by retries, a query's only try only when
+       no resolver that replied has room (select_fresh). */
+    r->where = RP_WHERE_FRESH;
+    select_push(&pool->fresh, &r->e_lru);
     return;
   }
   if (r->rl.cap > 0.0) {
@@ -274,6 +285,9 @@ void rp_select_unplace(rp_pool *pool, rp_res *r) {
   case RP_WHERE_BUSY:
     rp_pq_remove(&pool->busy, &r->e_lru);
     break;
+  case RP_WHERE_FRESH:
+    rp_pq_remove(&pool->fresh, &r->e_lru);
+    break;
   case RP_WHERE_NONE:
   case RP_WHERE_UNPROVEN:
   case RP_WHERE_DOWN:
@@ -283,6 +297,13 @@ void rp_select_unplace(rp_pool *pool, rp_res *r) {
 }
 
 void rp_select_probation_sync(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  if (r->where == RP_WHERE_FRESH) {
+    /* Its first reply: it joins the band (or is left out) as before. */
+    if (rp_res_proven(r)) {
+      rp_select_place(pool, r, now);
+    }
+    return;
+  }
   if (r->where != RP_WHERE_BUSY && r->where != RP_WHERE_UNPROVEN) {
     return;
   }
@@ -475,6 +496,51 @@ static uint32_t select_overflow(rp_pool *pool, rp_query *q, rp_tstamp now) {
   return found;
 }
 
+/* select_fresh_top returns the least recently used resolver of the fresh
+   heap that may take a try now (never replied, no query in flight),
+   moving those that no longer belong there (a try in flight, or a reply)
+   to their sets first; NULL when the heap is empty. */
+static rp_res *select_fresh_top(rp_pool *pool, rp_tstamp now) {
+  rp_pq_entry *pe;
+  rp_res *r;
+
+  while ((pe = rp_pq_top(&pool->fresh)) != NULL) {
+    r = rp_container_of(pe, rp_res, e_lru);
+    if (!rp_res_probation_busy(r) && !rp_res_proven(r)) {
+      return r;
+    }
+    rp_select_place(pool, r, now);
+  }
+  return NULL;
+}
+
+/* select_fresh picks, when no resolver that replied has room for |q|, the
+   least recently used one that never replied and holds no query: at
+   start nothing has replied, and a client's opening burst must not wait
+   for a resolver to prove itself. It stays in the fresh heap; after the
+   send it holds its one probation query and moves out lazily. */
+static uint32_t select_fresh(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_res *aside[RP_CORE_MAX_TRIES];
+  size_t naside = 0, i;
+  uint32_t found = RP_CORE_NONE;
+  rp_res *r;
+
+  while (naside < RP_CORE_MAX_TRIES && (r = select_fresh_top(pool, now))) {
+    if (rp_select_has_open(q, r->slot) ||
+        r->inflight >= RP_CORE_RES_MAX_INFLIGHT) {
+      rp_pq_pop(&pool->fresh);
+      aside[naside++] = r;
+      continue;
+    }
+    found = r->slot;
+    break;
+  }
+  for (i = 0; i < naside; ++i) {
+    select_push(&pool->fresh, &aside[i]->e_lru);
+  }
+  return found;
+}
+
 /* ---------------------------------------------------------------- */
 /* Other strategies                                                   */
 /* ---------------------------------------------------------------- */
@@ -579,7 +645,10 @@ uint32_t rp_select_primary(rp_pool *pool, rp_query *q, rp_tstamp now) {
   case RP_BALANCE_AUTO: {
     uint32_t found = select_auto(pool, q, now);
 
-    return found != RP_CORE_NONE ? found : select_overflow(pool, q, now);
+    if (found == RP_CORE_NONE) {
+      found = select_overflow(pool, q, now);
+    }
+    return found != RP_CORE_NONE ? found : select_fresh(pool, q, now);
   }
   case RP_BALANCE_ROUNDROBIN:
     return select_rr(pool, q);
@@ -601,8 +670,20 @@ uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
   rp_pq_entry *pe;
   int lossy;
 
-  found = rp_select_primary(pool, q, now);
-  if (found != RP_CORE_NONE || pool->set.load_balance != RP_BALANCE_AUTO) {
+  if (pool->set.load_balance != RP_BALANCE_AUTO) {
+    return rp_select_primary(pool, q, now);
+  }
+  found = select_auto(pool, q, now);
+  if (found == RP_CORE_NONE) {
+    found = select_overflow(pool, q, now);
+  }
+  if (found == RP_CORE_NONE && rp_pq_top(&pool->cost) == NULL) {
+    /* Nothing answered yet: one never tried may be the live one. Once
+       one answered, a hedge waits for its room instead (pool.c,
+       pool_hedge_later). */
+    found = select_fresh(pool, q, now);
+  }
+  if (found != RP_CORE_NONE) {
     return found;
   }
   /* Nothing in the band: only a first resolver that really loses
@@ -680,16 +761,13 @@ uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now) {
   for (i = 0; i < naside; ++i) {
     select_push(&pool->cost, &aside[i]->e_cost);
   }
-  if (found == RP_CORE_NONE && (pe = rp_pq_top(&pool->out)) != NULL) {
-    /* One never answered yet (no cost: its first query was lost) is
-       explored as in its retry, one query at a time: a dead one takes
-       a query per per_attempt, no more. */
-    r = rp_container_of(pe, rp_res, e_lru);
-    if (r->cost < 0.0 && r->rl.cap <= 0.0 && !rp_res_probation_busy(r) &&
-        !rp_select_has_open(q, r->slot) &&
-        r->inflight < RP_CORE_RES_MAX_INFLIGHT) {
-      found = r->slot;
-    }
+  if (found == RP_CORE_NONE && (r = select_fresh_top(pool, now)) != NULL &&
+      !rp_select_has_open(q, r->slot) &&
+      r->inflight < RP_CORE_RES_MAX_INFLIGHT) {
+    /* Only when nothing that replied can: one that never replied, one
+       query at a time (its probation): a dead one takes a query per
+       per_attempt, no more. */
+    found = r->slot;
   }
   if (lifted && found != RP_CORE_NONE) {
     rp_select_refresh(pool, pool->res[found], now);
@@ -757,7 +835,46 @@ uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now) {
   return best ? best->slot : RP_CORE_NONE;
 }
 
-uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now) {
+/* select_on_proven returns 1 if |q| has an open try at a resolver that
+   replied before. */
+static int select_on_proven(const rp_pool *pool, const rp_query *q) {
+  size_t i;
+  const rp_res *r;
+
+  for (i = 0; i < q->ntries; ++i) {
+    r = select_res(pool, q->tries[i].res);
+    if (q->tries[i].open && r != NULL && rp_res_proven(r)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* select_retry_fresh returns the least recently used resolver that
+   never replied, if it holds no query and is due (never tried, or
+   retry_left_out after its last send), for a retry riding along |q|
+   placed on a resolver that replied before (while none has, those
+   never replied take the queries themselves, one each); else
+   RP_CORE_NONE. */
+static uint32_t select_retry_fresh(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  rp_res *r;
+
+  if (pool->fresh.len == 0 || !select_on_proven(pool, q)) {
+    return RP_CORE_NONE;
+  }
+  r = select_fresh_top(pool, now);
+  if (r == NULL || rp_select_has_open(q, r->slot) ||
+      r->inflight >= RP_CORE_RES_MAX_INFLIGHT ||
+      (r->use_seq != 0 &&
+       !rp_tstamp_elapsed(r->last_used, pool->set.retry_left_out, now))) {
+    return RP_CORE_NONE;
+  }
+  return r->slot;
+}
+
+/* select_retry_out returns the left-out resolver due for its retry, or
+   RP_CORE_NONE. */
+static uint32_t select_retry_out(rp_pool *pool, rp_query *q, rp_tstamp now) {
   rp_pq_entry *pe = rp_pq_top(&pool->out);
   rp_res *r;
 
@@ -787,6 +904,24 @@ uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now) {
   r->where = RP_WHERE_OUT;
   select_push(&pool->out, &r->e_lru);
   return r->slot;
+}
+
+uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now) {
+  int fresh = pool->retry_fresh;
+  uint32_t found =
+      fresh ? select_retry_fresh(pool, q, now) : select_retry_out(pool, q, now);
+
+  if (found == RP_CORE_NONE) {
+    fresh = !fresh;
+    found = fresh ? select_retry_fresh(pool, q, now)
+                  : select_retry_out(pool, q, now);
+  }
+  if (found != RP_CORE_NONE) {
+    /* The other heap first next time: 10 000 resolvers never tried must
+       not hold back the retries of those left out, nor the reverse. */
+    pool->retry_fresh = !fresh;
+  }
+  return found;
 }
 
 uint32_t rp_select_past_cap(rp_pool *pool, rp_query *q, rp_tstamp now) {

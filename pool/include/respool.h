@@ -706,8 +706,10 @@ typedef struct rp_pool_stats {
   uint64_t malformed, spoofed, full;
   /* Resolver side counters. spills counts queries that no resolver of
      the equal-cost band could take (each at its cap) sent to a slower or
-     lossier one with room instead of failing. */
-  uint64_t sends, copies, hedges, resends, probes, spills;
+     lossier one with room instead of failing. retries counts tries that
+     rode along a client query to a resolver left out of the band or to
+     one that never replied yet (exploration: at most one a query). */
+  uint64_t sends, copies, hedges, resends, probes, spills, retries;
   /* Copies judged: copies_data counts later answers (to queries with a
      copy) that carried other bytes than the answers delivered before,
      copies_repeat those that repeated one. repeats_dropped counts later

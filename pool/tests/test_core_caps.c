@@ -362,9 +362,10 @@ static void test_core_caps_spill(void **state) {
       assert_true(rate > cases[i].want);
       assert_true(ps.spills > 0);
     } else {
-      /* Only what the refuser allows; the dead one, never answered, is
-         explored one query at a time until it is down (down_after
-         timeouts): a handful of spills, then none. */
+      /* Only what the refuser allows; the dead one, never answered,
+         takes a query only when the refuser has no room (or one
+         spilled), one at a time, until it is down (down_after
+         timeouts): a handful, then none. */
       assert_true(rate > 15.0 && rate < 25.0);
       assert_true(ps.spills <= 10);
       assert_int_equal(h_rstats(&h, 1).state, RP_RESOLVER_DOWN);

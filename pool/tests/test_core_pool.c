@@ -449,7 +449,8 @@ static void test_core_pool_bad_settings(void **state) {
 }
 
 /* At DEBUG every selection is logged with its reason and the core's
-   time; nothing is logged below the level set. */
+   time (a resolver that never replied: why=unproven); nothing is logged
+   below the level set. */
 static void test_core_pool_log(void **state) {
   harness h;
   rp_settings set;
@@ -469,6 +470,11 @@ static void test_core_pool_log(void **state) {
   h_submit(&h);
   assert_int_equal(h.nlog, 1);
   assert_non_null(strstr(h.last_log, "t=1.500 ev=select"));
+  /* It never replied yet: it takes the query as no other can. */
+  assert_non_null(strstr(h.last_log, "why=unproven"));
+  h_step_to(&h, 1600 * RP_MILLISECONDS);
+  h_submit(&h);
+  assert_int_equal(h.nlog, 2);
   assert_non_null(strstr(h.last_log, "why=band"));
   h_free(&h);
 }
@@ -516,6 +522,10 @@ static void chaos_fake(h_fake *f, uint64_t *rng) {
     break;
   }
 }
+
+/* CHAOS_MAX_FAKES bounds the resolvers the chaos test adds (a removed
+   one is marked with an id from 1000 on). */
+#define CHAOS_MAX_FAKES 32
 
 /* CORE_CHAOS_ROUNDS can be raised for a long campaign. */
 #ifndef CORE_CHAOS_ROUNDS
@@ -587,7 +597,7 @@ static void test_core_pool_chaos(void **state) {
               rp_pool_remove_resolver(h.pool, h.fakes[i].id, h.now), 0);
           h.fakes[i].id = 1000 + (uint32_t)i;
         }
-      } else if (r < 95 && h.nfakes < H_MAX_FAKES) {
+      } else if (r < 95 && h.nfakes < CHAOS_MAX_FAKES) {
         chaos_fake(&f, &rng);
         h_add(&h, &f);
       }

@@ -395,6 +395,162 @@ static void test_core_select_batch_same_now(void **state) {
   h_free(&h);
 }
 
+/* start_many is start with room for a thousand resolvers. */
+static void start_many(harness *h, uint64_t seed) {
+  rp_settings set;
+
+  h_default_settings(&set);
+  set.max_resolvers = 2048;
+  assert_int_equal(h_init(h, &set, seed), 0);
+}
+
+/* first_to_dead counts the queries |from| .. |to| - 1 whose first send
+   went to a dead resolver (a query placed on it, not a try riding
+   along one placed elsewhere). */
+static size_t first_to_dead(const harness *h, uint64_t from, uint64_t to) {
+  uint8_t *seen = test_calloc((size_t)(to - from) + 1, 1);
+  size_t k, n = 0;
+
+  for (k = 0; k < h->nsends; ++k) {
+    uint64_t qn = h->sends[k].qn;
+
+    if (qn < from || qn >= to || seen[qn - from]) {
+      continue;
+    }
+    seen[qn - from] = 1;
+    n += h->fakes[h_fake_by_res(h, h->sends[k].res)].dead != 0;
+  }
+  test_free(seen);
+  return n;
+}
+
+/* late counts the queries |from| .. |to| - 1 not answered within
+   |bound| of their submission (failed or unanswered included). */
+static size_t late(const harness *h, uint64_t from, uint64_t to,
+                   rp_duration bound) {
+  uint64_t qn;
+  size_t n = 0;
+
+  for (qn = from; qn < to; ++qn) {
+    size_t i = (size_t)(qn % H_MAX_QUERIES);
+
+    n += h->failed_q[i] || h->first_at[i] == 0 ||
+         h->first_at[i] - h->submit_at[i] > bound;
+  }
+  return n;
+}
+
+/* Dead resolvers added unchecked (never answered) beside a live one
+   that has answered: no query is placed on a dead one while the live
+   one has room, none fails or waits (each is answered in the live
+   one's 20 ms), and the dead ones cost only tries riding along the
+   client's queries: a retry every retry_left_out (2 s) each while in
+   probation, then, once down after down_after losses, a copy every
+   down_copy_interval (1 s) each; in all at most one retry and one down
+   copy a query. Before, a new resolver was in the band, least recently
+   used first: each dead one took a query (lost until its hedge or
+   per_attempt) and then one every 2 s until it was down; over 1 000 of
+   them the first 1 000 queries went to dead ones; and 200 down ones got
+   200 copies a second whatever the client sent. */
+static void test_core_select_unproven_dead(void **state) {
+  static const struct {
+    size_t ndead;
+    rp_duration run;
+  } cases[] = {{20, 20 * S}, {200, 60 * S}, {1000, 20 * S}};
+  harness h;
+  size_t c, k, live, to_dead, nlate;
+  uint64_t from, dead_sends, most;
+
+  (void)state;
+  for (c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+    start_many(&h, 41 + c);
+    live = h_add(&h, &(h_fake){.delay = 20 * MS});
+    h_run(&h, 1 * S, 50);
+    assert_true(h.fakes[live].answered > 0);
+    from = h.qn;
+    for (k = 0; k < cases[c].ndead; ++k) {
+      h_add(&h, &(h_fake){.dead = 1});
+    }
+    h_run(&h, cases[c].run, 50);
+    h_step_to(&h, h.now + 3 * S);
+    dead_sends = 0;
+    most = 0;
+    for (k = 0; k < h.nfakes; ++k) {
+      if (h.fakes[k].dead) {
+        dead_sends += h.fakes[k].got;
+        most = h.fakes[k].got > most ? h.fakes[k].got : most;
+      }
+    }
+    to_dead = first_to_dead(&h, from, h.qn);
+    nlate = late(&h, from, h.qn, 100 * MS);
+    print_message(
+        "%zu dead: %llu queries, placed on a dead one %zu, later "
+        "than 100 ms %zu, failed %llu; sends to the dead %llu "
+        "(most at one %llu), down %llu\n",
+        cases[c].ndead, (unsigned long long)(h.qn - from), to_dead, nlate,
+        (unsigned long long)h.failed, (unsigned long long)dead_sends,
+        (unsigned long long)most,
+        (unsigned long long)(h_pstats(&h).nresolvers - h_pstats(&h).nup));
+    assert_int_equal(to_dead, 0);
+    assert_int_equal(nlate, 0);
+    assert_int_equal(h.failed, 0);
+    assert_int_equal(h.delivered, h.qn);
+    assert_true(dead_sends <= 2 * (h.qn - from));
+    /* Counted: one retry a query at most. */
+    assert_true(h_pstats(&h).retries > 0);
+    assert_true(h_pstats(&h).retries <= h.qn - from);
+    assert_true(most <= (cases[c].run + 3 * S) / h.set.down_copy_interval);
+    if (cases[c].ndead <= 20) {
+      /* Each was explored. */
+      for (k = 0; k < h.nfakes; ++k) {
+        assert_true(!h.fakes[k].dead || h.fakes[k].got > 0);
+      }
+    }
+    h_free(&h);
+  }
+}
+
+/* A live resolver added unchecked beside a proven one and 20 dead ones
+   is explored with a try riding along a client query, answers, and
+   joins as before: its probation (8 replies) is over within a few
+   seconds of traffic, and it then carries half the load. */
+static void test_core_select_unproven_live_joins(void **state) {
+  harness h;
+  size_t k, a, b;
+  uint64_t from, a0, b0;
+  rp_resolver_stats st;
+
+  (void)state;
+  start_many(&h, 43);
+  a = h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_run(&h, 1 * S, 100);
+  from = h.qn;
+  for (k = 0; k < 20; ++k) {
+    h_add(&h, &(h_fake){.dead = 1});
+  }
+  b = h_add(&h, &(h_fake){.delay = 20 * MS});
+  h_run(&h, 3 * S, 100);
+  st = h_rstats(&h, b);
+  print_message("after 3 s: the new live one answered %llu, state %s\n",
+                (unsigned long long)st.answered,
+                rp_resolver_state_str(st.state));
+  assert_true(st.answered >= 8);
+  assert_int_not_equal(st.state, RP_RESOLVER_PROBATION);
+  a0 = h.fakes[a].got;
+  b0 = h.fakes[b].got;
+  h_run(&h, 5 * S, 100);
+  h_step_to(&h, h.now + 3 * S);
+  print_message("next 5 s: %llu and %llu sends\n",
+                (unsigned long long)(h.fakes[a].got - a0),
+                (unsigned long long)(h.fakes[b].got - b0));
+  assert_true(h.fakes[b].got - b0 > 200);
+  assert_true(h.fakes[a].got - a0 > 200);
+  assert_int_equal(first_to_dead(&h, from, h.qn), 0);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  h_free(&h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_select_equal_band),
@@ -407,6 +563,8 @@ int main(void) {
       cmocka_unit_test(test_core_select_small_loss_kept),
       cmocka_unit_test(test_core_select_probation),
       cmocka_unit_test(test_core_select_retry_left_out),
+      cmocka_unit_test(test_core_select_unproven_dead),
+      cmocka_unit_test(test_core_select_unproven_live_joins),
       cmocka_unit_test(test_core_select_fastest_window),
       cmocka_unit_test(test_core_select_roundrobin),
       cmocka_unit_test(test_core_select_weighted),

@@ -40,6 +40,20 @@ static void burst(harness *h, int n, rp_duration gap) {
   }
 }
 
+/* dnstt_opening replays the real dnstt-client's opening: a burst of 128
+   polls, then a poll every 250 ms from 1.5 s on (each held until the
+   next by a server with |hold|). */
+static void dnstt_opening(harness *h) {
+  int i;
+
+  burst(h, 128, 50 * RP_MICROSECONDS);
+  h_step_to(h, 1500 * MS);
+  for (i = 0; i < 12; ++i) {
+    h_submit(h);
+    h_step_to(h, h->now + 250 * MS);
+  }
+}
+
 /* The real dnstt-client's opening over one unlimited resolver whose
    server holds each poll up to 1 s: a burst of 128 polls, then a poll
    every 250 ms (each held until the next). Nothing refuses and nothing is
@@ -50,17 +64,11 @@ static void burst(harness *h, int n, rp_duration gap) {
 static void test_core_tunnel_opening_burst(void **state) {
   harness h;
   rp_resolver_stats st;
-  int i;
 
   (void)state;
   start(&h, 101);
   h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
-  burst(&h, 128, 50 * RP_MICROSECONDS);
-  h_step_to(&h, 1500 * MS);
-  for (i = 0; i < 12; ++i) {
-    h_submit(&h);
-    h_step_to(&h, h.now + 250 * MS);
-  }
+  dnstt_opening(&h);
   h_step_to(&h, h.now + 3 * S);
   st = h_rstats(&h, 0);
   print_message("delivered %llu of %llu, failed %llu, cap %.1f, state %s\n",
@@ -141,6 +149,75 @@ static void test_core_tunnel_dead_first(void **state) {
                 (unsigned long long)h.qn);
   assert_true(h.fakes[0].got <= 2);
   h_step_to(&h, h.now + 6 * S);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  h_free(&h);
+}
+
+/* Twenty dead resolvers listed before a live one, all added unchecked
+   (respool --pretest ""), and a client from the first moment: nothing
+   has answered yet, so the first queries go to resolvers never answered
+   (each with a try riding along to another); once one answers, no
+   query's only try is placed on one that never answered while it has
+   room, and the queries left on the dead ones are hedged to it as it
+   gets room. A poll every 20 ms for 10 s: every query answered, none
+   failed, none waited for per_attempt; before, the dead ones took the
+   first queries and one every 2 s each until they were down (26 of 500
+   later than 100 ms, the worst 2 035 ms). Then the real
+   dnstt-client's opening burst over the same list: none fails. */
+static void test_core_tunnel_unchecked_dead_start(void **state) {
+  harness h;
+  uint64_t qn, before = 0, late = 0;
+  rp_tstamp first = RP_TSTAMP_UNSET;
+  rp_duration worst = 0, d;
+  size_t k;
+
+  (void)state;
+  start(&h, 109);
+  for (k = 0; k < 20; ++k) {
+    h_add(&h, &(h_fake){.dead = 1});
+  }
+  h_add(&h, &(h_fake){.delay = 5 * MS});
+  h_run(&h, 10 * S, 50);
+  h_step_to(&h, h.now + 6 * S);
+  for (qn = 0; qn < h.qn; ++qn) {
+    first =
+        h.first_at[qn] != 0 && h.first_at[qn] < first ? h.first_at[qn] : first;
+  }
+  for (qn = 0; qn < h.qn; ++qn) {
+    d = h.first_at[qn] - h.submit_at[qn];
+    worst = d > worst ? d : worst;
+    if (h.submit_at[qn] < first) {
+      ++before;
+    } else {
+      late += d > 100 * MS;
+    }
+  }
+  print_message("every 20 ms: delivered %llu of %llu, failed %llu; %llu "
+                "sent before the first answer (%.0f ms), worst %.0f ms; "
+                "later than 100 ms after it %llu\n",
+                (unsigned long long)h.delivered, (unsigned long long)h.qn,
+                (unsigned long long)h.failed, (unsigned long long)before,
+                (double)first / 1e6, (double)worst / 1e6,
+                (unsigned long long)late);
+  assert_int_equal(h.failed, 0);
+  assert_int_equal(h.delivered, h.qn);
+  /* The queries left on dead ones went to the live one once it
+     answered, not after per_attempt (2 s); none after waited. */
+  assert_true(worst < h.set.per_attempt / 4);
+  assert_int_equal(late, 0);
+  h_free(&h);
+
+  start(&h, 110);
+  for (k = 0; k < 20; ++k) {
+    h_add(&h, &(h_fake){.dead = 1});
+  }
+  h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
+  dnstt_opening(&h);
+  h_step_to(&h, h.now + 6 * S);
+  print_message("opening burst: delivered %llu of %llu, failed %llu\n",
+                (unsigned long long)h.delivered, (unsigned long long)h.qn,
+                (unsigned long long)h.failed);
   assert_int_equal(h.failed, 0);
   assert_int_equal(h.delivered, h.qn);
   h_free(&h);
@@ -409,6 +486,7 @@ int main(void) {
       cmocka_unit_test(test_core_tunnel_idle_polls_no_cap),
       cmocka_unit_test(test_core_tunnel_uneven_burst),
       cmocka_unit_test(test_core_tunnel_dead_first),
+      cmocka_unit_test(test_core_tunnel_unchecked_dead_start),
       cmocka_unit_test(test_core_tunnel_overtaken_resent),
       cmocka_unit_test(test_core_tunnel_wait_order),
       cmocka_unit_test(test_core_tunnel_slow_flood_start),

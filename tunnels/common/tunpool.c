@@ -316,6 +316,7 @@ static void pool_add_totals(tun_pool *tp, cJSON *root) {
   cJSON_AddNumberToObject(o, "hedges", (double)ps.hedges);
   cJSON_AddNumberToObject(o, "resends", (double)ps.resends);
   cJSON_AddNumberToObject(o, "spills", (double)ps.spills);
+  cJSON_AddNumberToObject(o, "retries", (double)ps.retries);
   cJSON_AddNumberToObject(o, "probes", (double)ps.probes);
   cJSON_AddNumberToObject(o, "malformed", (double)ps.malformed);
   cJSON_AddNumberToObject(o, "spoofed", (double)ps.spoofed);
