@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""sim_vs_loopback.py SIM_DIR LOOPBACK_DIR [OUT.md]
+
+Sets each cell of the table in virtual time (SIM_DIR/results.json, from
+./run.sh sim) beside the same cell on loopback (LOOPBACK_DIR/results.json,
+e.g. results/baseline), as the simulator issue asks: the sim / loopback
+ratio of the median kbps, a mark on every rate-limited cell off by more
+than 15 % and every other cell off by more than 30 %, and per row whether
+the winning column is the same. Writes Markdown to OUT.md (default
+stdout). Exit status 0 (a report, not a gate), 2 for bad usage.
+"""
+import json
+import os
+import sys
+
+LIMITED_TOL = 0.15
+OTHER_TOL = 0.30
+
+
+def medians(path):
+    with open(os.path.join(path, "results.json")) as f:
+        res = json.load(f)
+    out = {}
+    for s, cols in res.get("cells", {}).items():
+        for c, cell in cols.items():
+            v = (cell.get("summary") or {}).get("kbps_down")
+            if v is not None:
+                out[(s, c)] = v
+    return res, out
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    sim_res, sim = medians(argv[1])
+    lb_res, lb = medians(argv[2])
+    setups = [s for s in sim_res["setups"]]
+    cols = [c["name"] for c in sim_res["columns"]]
+    titles = {c["name"]: c.get("title", c["name"]) for c in sim_res["columns"]}
+    lines = ["# The table in virtual time beside loopback", "",
+             "Each cell: simulated kbps / loopback kbps (the ratio). "
+             "Medians of %s simulated round(s) (`%s`) and of the loopback "
+             "run in `%s` (`%s`). `!` marks a rate-limited cell off by "
+             "more than %d %% or another cell off by more than %d %%." % (
+                 sim_res.get("rounds"), sim_res.get("command", "?"),
+                 argv[2], lb_res.get("command", "?"),
+                 LIMITED_TOL * 100, OTHER_TOL * 100), "",
+             "| setup | " + " | ".join(titles[c] for c in cols) +
+             " | same winner |",
+             "|---|" + "---|" * (len(cols) + 1)]
+    within = total = same = 0
+    for s in setups:
+        row = []
+        tol = LIMITED_TOL if s.get("rate_limited") else OTHER_TOL
+        for c in cols:
+            a, b = sim.get((s["name"], c)), lb.get((s["name"], c))
+            if a is None or b is None or b <= 0:
+                row.append("-")
+                continue
+            r = a / b
+            ok = abs(r - 1.0) <= tol
+            total += 1
+            within += ok
+            row.append("%.0f / %.0f (%.2fx)%s" % (a, b, r, "" if ok else " !"))
+        have = [c for c in cols if (s["name"], c) in sim and
+                (s["name"], c) in lb]
+        if have:
+            ws = max(have, key=lambda c: sim[(s["name"], c)])
+            wl = max(have, key=lambda c: lb[(s["name"], c)])
+            win = "yes (%s)" % titles[ws] if ws == wl else \
+                "no: %s / %s" % (titles[ws], titles[wl])
+            same += ws == wl
+        else:
+            win = "-"
+        lines.append("| %s | %s | %s |" % (s["name"], " | ".join(row), win))
+    lines += ["", "Within the tolerance: %d of %d cells; the same winner in "
+              "%d of %d rows." % (within, total, same, len(setups)), ""]
+    text = "\n".join(lines)
+    if len(argv) > 3:
+        with open(argv[3], "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
