@@ -159,14 +159,12 @@ static const rp_settings_field settings_table[] = {
     SETTINGS_FIELD(ll_unknown_loss, RP_SETTINGS_U32,
                    "loss per mille assumed before that"),
     SETTINGS_FIELD(case_randomize, RP_SETTINGS_BOOL,
-                   "0x20: random case of each try's name, checked in the "
-                   "answer (generic only)"),
+                   "0x20: random letter case per try, checked (generic)"),
     SETTINGS_FIELD(case_fallback, RP_SETTINGS_U32,
-                   "answers with another case, unproven, before a resolver's "
-                   "case is no longer checked (0 = never)"),
+                   "0x20 misses, unproven, before a resolver's case is not "
+                   "checked"),
     SETTINGS_FIELD(case_proof_life, RP_SETTINGS_DURATION,
-                   "an answer repeating a mixed case holds off the fallback "
-                   "this long"),
+                   "a 0x20 proof holds off the fallback this long"),
     SETTINGS_FIELD(max_query_len, RP_SETTINGS_SIZE,
                    "longest client query kept, bytes"),
     SETTINGS_FIELD(udp_port_life, RP_SETTINGS_DURATION,

@@ -36,6 +36,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/dead_first.sh)
     rp_add_script_test(integration net_forge_ports
       ${_rp_net_scripts}/forge_ports.sh)
+    rp_add_script_test(integration net_forge_case
+      ${_rp_net_scripts}/forge_case.sh)
     rp_add_script_test(integration net_flood_start
       ${_rp_net_scripts}/flood_start.sh)
     rp_add_script_test(integration net_cli_loud
