@@ -101,10 +101,17 @@ uint32_t rp_pool_rand32(rp_pool *pool) {
          (uint32_t)b[3];
 }
 
+/* pool_rand64 draws 64 random bits in one call of callbacks.rand. */
 static uint64_t pool_rand64(rp_pool *pool) {
-  uint64_t hi = rp_pool_rand32(pool);
+  uint8_t b[8];
+  uint64_t v = 0;
+  size_t i;
 
-  return hi << 32 | rp_pool_rand32(pool);
+  pool->cb.rand(b, sizeof(b), pool->user_data);
+  for (i = 0; i < sizeof(b); ++i) {
+    v = v << 8 | b[i];
+  }
+  return v;
 }
 
 static uint16_t pool_rand16(rp_pool *pool) {

@@ -35,8 +35,9 @@ typedef struct rec {
      h_submit: the deliver hook rebuilds the client's name from it. */
   const char *label;
   /* delivered answers whose question is not the client's byte for
-     byte, and those that carry the forged payload. */
-  size_t wrong_case, forged;
+     byte, and those that carry the forged payload; records owned by the
+     question's name in another case than the client's. */
+  size_t wrong_case, forged, wrong_owner;
   size_t checked;
 } rec;
 
@@ -96,7 +97,13 @@ static void rec_deliver(harness *h, const rp_client *client,
   }
   for (i = 0; i < msg.nanswers; ++i) {
     uint8_t txt[64];
-    rp_ssize n = rp_dns_txt_read(&msg, &msg.answers[i], txt, sizeof(txt));
+    rp_ssize n;
+
+    if (rp_dns_name_equal_nocase(&msg.answers[i].name, &want) &&
+        !rp_dns_name_equal(&msg.answers[i].name, &want)) {
+      ++r->wrong_owner;
+    }
+    n = rp_dns_txt_read(&msg, &msg.answers[i], txt, sizeof(txt));
 
     if (n == (rp_ssize)(sizeof(k_forged) - 1) &&
         memcmp(txt, k_forged, sizeof(k_forged) - 1) == 0) {
@@ -430,6 +437,43 @@ static void test_core_case_generic_sends(void **state) {
   assert_int_equal(h_pstats(&h).spoofed, 0);
   assert_int_equal(h_pstats(&h).case_mismatches, 0);
   assert_int_equal(h.id_mismatch, 0);
+  h_free(&h);
+}
+
+/* A resolver that writes its records' owner name in full (no pointer
+   to the question) echoes the 0x20 case there too: the client gets its
+   own case in those records as well, and the answers to a query's
+   copies, the same record, are judged repeats, not data. */
+static void test_core_case_full_owner(void **state) {
+  static harness h;
+  static rec r;
+  rp_settings set;
+  rp_pool_stats ps;
+  size_t k;
+
+  (void)state;
+  h_default_settings(&set);
+  set.duplicate = 2;
+  start(&h, &r, &set, 13);
+  h_add(&h, &(h_fake){.delay = 20 * MS, .full_owner = 1});
+  h_add(&h, &(h_fake){.delay = 20 * MS, .full_owner = 1});
+  for (k = 0; k < 300; ++k) {
+    h_submit(&h);
+    h_step_to(&h, h.now + 10 * MS);
+  }
+  h_step_to(&h, h.now + 3 * S);
+  ps = h_pstats(&h);
+  print_message(
+      "copies %llu: data %llu, repeat %llu\n", (unsigned long long)ps.copies,
+      (unsigned long long)ps.copies_data, (unsigned long long)ps.copies_repeat);
+  assert_int_equal(h.delivered, 300);
+  assert_int_equal(r.wrong_case, 0);
+  assert_int_equal(r.wrong_owner, 0);
+  assert_true(ps.copies > 0);
+  assert_int_equal(ps.copies_data, 0);
+  assert_true(ps.copies_repeat > 0);
+  /* Copies stop paying: a few probes every copy_probe_interval. */
+  assert_true(ps.copies < 40);
   h_free(&h);
 }
 
@@ -837,6 +881,7 @@ int main(void) {
       cmocka_unit_test(test_core_case_eligible),
       cmocka_unit_test(test_core_case_fallback_rule),
       cmocka_unit_test(test_core_case_generic_sends),
+      cmocka_unit_test(test_core_case_full_owner),
       cmocka_unit_test(test_core_case_untouched),
       cmocka_unit_test(test_core_case_auto_kind),
       cmocka_unit_test(test_core_case_wrong_case_rejected),

@@ -310,7 +310,20 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
       snprintf((char *)payload, plen < 12 ? plen : 12, "%011llu",
                (unsigned long long)h->nsends);
     }
-    n = rp_dns_build_txt_answer(e->buf, sizeof(e->buf), &msg, 0, payload, plen);
+    if (f->full_owner) {
+      rp_dns_builder b;
+
+      rp_dns_builder_init(&b, e->buf, sizeof(e->buf), msg.hdr.id,
+                          (uint16_t)(RP_DNS_FLAG_QR | RP_DNS_FLAG_RD |
+                                     RP_DNS_FLAG_RA));
+      rp_dns_builder_question(&b, &msg.question.name, msg.question.qtype,
+                              msg.question.qclass);
+      rp_dns_builder_rr_txt(&b, &msg.question.name, 0, payload, plen);
+      n = rp_dns_builder_finish(&b);
+    } else {
+      n = rp_dns_build_txt_answer(e->buf, sizeof(e->buf), &msg, 0, payload,
+                                  plen);
+    }
   }
   assert_true(n > 0);
   e->len = (size_t)n;

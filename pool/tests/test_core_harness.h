@@ -59,6 +59,10 @@ typedef struct h_fake {
   /* fold_case: 1 answers with the question lower-cased (a resolver
      that does not keep the case of 0x20 names). */
   int fold_case;
+  /* full_owner: the answer's record carries its owner name in full (as
+     fakeres and resolvers that do not compress write it), not as a
+     pointer to the question. */
+  int full_owner;
   /* hold: a tunnel server's held poll, as dnstt-server: the answer to
      the newest query is held until the next query arrives (then it goes
      at once) or |hold| passes (0: no hold). */
