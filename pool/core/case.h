@@ -66,7 +66,9 @@
  *   its query goes out again at once (a new ID, a new case) but the try
  *   stays open until per_attempt, so the genuine answer that follows a
  *   forgery is still taken (and is a proof); a forger cannot cancel
- *   tries to keep proofs from coming. What is left: a resolver that
+ *   tries to keep proofs from coming. Each miss sends its query once more
+ *   (at most RP_CORE_MAX_TRIES tries a query), as a forged REFUSED with
+ *   the right ID already does. What is left: a resolver that
  *   sends no genuine answer for case_proof_life (dead, or kept from
  *   answering by a flood) can be made to fall back by case_fallback
  *   forged answers that each hit an open try's ID; its answers are then

@@ -27,55 +27,10 @@
 . "$(dirname "$0")/lib.sh"
 need python3 dig kdig "$RESPOOL_BIN" "$FAKERES_BIN"
 
-# hostile RUN MODE: the resolver (MODE forge or fold); writes its port to
-# $WORK/RUN.port and one line "srcport name" per query (the name as it
-# came, case included) to $WORK/RUN.log.
+# hostile RUN MODE: the resolver (hostile.py: MODE case or fold); its
+# port goes to $WORK/RUN.port, the names it got to $WORK/RUN.log.
 hostile() {
-  python3 - "$WORK/$1" "$2" <<'EOF' &
-import socket, struct, sys, time
-base, mode = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-open(base + ".port", "w").write("%d\n" % s.getsockname()[1])
-log = open(base + ".log", "w", buffering=1)
-s.settimeout(30)
-
-def name_end(q):
-    pos = 12
-    while q[pos]:
-        pos += 1 + q[pos]
-    return pos + 1
-
-def answer(q, qname, addr4):
-    end = name_end(q)
-    flags = 0x8180 | (q[2] & 0x01) << 8
-    return (q[:2] + struct.pack("!HHHHH", flags, 1, 1, 0, 0) + qname +
-            q[end:end + 4] + b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) +
-            bytes(addr4))
-
-try:
-    while True:
-        q, peer = s.recvfrom(4096)
-        if len(q) < 17:
-            continue
-        qname = q[12:name_end(q)]
-        labels, pos = [], 0
-        while qname[pos]:
-            labels.append(qname[pos + 1:pos + 1 + qname[pos]].decode())
-            pos += 1 + qname[pos]
-        name = ".".join(labels)
-        log.write("%d %s\n" % (peer[1], name))
-        if mode == "fold":
-            s.sendto(answer(q, qname.lower(), [192, 0, 2, 1]), peer)
-            continue
-        if name.lower().startswith("forgery"):
-            s.sendto(answer(q, qname.lower(), [6, 6, 6, 6]), peer)
-            s.sendto(answer(q, qname.swapcase(), [6, 6, 6, 6]), peer)
-            time.sleep(0.05)
-        s.sendto(answer(q, qname, [192, 0, 2, 1]), peer)
-except socket.timeout:
-    pass
-EOF
+  python3 "$RP_SOURCE_DIR/pool/tests/net/hostile.py" "$WORK/$1" "$2" &
   PIDS="$PIDS $!"
   wait_line "$WORK/$1.port"
 }
@@ -121,7 +76,7 @@ WARM="Warm1.ExAmPle.net warm2.example.NET WARM3.EXAMPLE.NET wArM4.eXaMpLe.NeT"
 FORGE=forgery-check.example.net
 
 # 0x20 off: the forgery in the client's spelling is delivered.
-hostile off forge
+hostile off case
 start_respool off -r "127.0.0.1:$(cat "$WORK/off.port")" --kind generic \
   --pretest "" --set case_randomize=0
 client $WARM $FORGE >"$WORK/off.answers"
@@ -137,7 +92,7 @@ for n in $WARM $FORGE; do
 done
 
 # The default for generic: 0x20 on.
-hostile on forge
+hostile on case
 start_respool on -r "127.0.0.1:$(cat "$WORK/on.port")" --kind generic \
   --pretest "" --stats-json "$WORK/on.json" --stats 100ms
 client $WARM $FORGE >"$WORK/on.answers"
