@@ -2071,7 +2071,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   if (v->query == RP_IDMAP_PROBE) {
     cased = (r->probe_case_flags & RP_CASE_ON) != 0;
     verdict = rp_case_answer(&r->probe_q, r->probe_case_flags,
-                                r->probe_case_seed, &msg.question, answer, len);
+                             r->probe_case_seed, &msg.question, answer, len);
     if (verdict == RP_CASE_OTHER) {
       ++pool->stats.spoofed;
       return 0;
@@ -2107,7 +2107,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   t = &q->tries[v->try_index];
   cased = (t->case_flags & RP_CASE_ON) != 0;
   verdict = rp_case_answer(&q->question, t->case_flags, t->case_seed,
-                              &msg.question, answer, len);
+                           &msg.question, answer, len);
   if (verdict == RP_CASE_OTHER) {
     ++pool->stats.spoofed;
     return 0;
