@@ -619,6 +619,8 @@ int main(int argc, char **argv) {
       log_level_set = 1;
     }
   }
+  /* A tunnel's names are never given 0x20, whatever --set asks. */
+  rp_settings_restrict(&cfg.settings, o.kind);
   if (o.list_settings) {
     printf("rp_settings for kind %s (--set NAME=VALUE):\n", o.kind_name);
     sim_settings_print(&cfg.settings, stdout);

@@ -456,6 +456,7 @@ int main(int argc, char **argv) {
 
     rp_settings_default(&set, lk);
     rp_config_apply(&cfg, &set);
+    rp_settings_restrict(&set, lk);
     printf("tuning constants for kind %s%s (--set NAME=VALUE, or \"tuning\" "
            "in the config):\n",
            rp_config_kind_str(lk),

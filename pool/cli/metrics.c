@@ -113,6 +113,7 @@ enum {
   M_CAP,
   M_LATENCY,
   M_LOSS,
+  M_CASE_FALLBACK,
   M_UP
 };
 
@@ -165,6 +166,9 @@ static void metrics_resolvers(metrics_buf *b, cli *c, rp_tstamp now,
     case M_LOSS:
       v = s->loss;
       break;
+    case M_CASE_FALLBACK:
+      v = s->case_fallback;
+      break;
     default:
       v = s->state != RP_RESOLVER_DOWN;
       break;
@@ -201,6 +205,10 @@ static void metrics_render(metrics_buf *b, cli *c) {
                        "or never answered yet"),
       M_TOTAL(malformed, "malformed client queries or answers"),
       M_TOTAL(spoofed, "answers that matched no query in flight"),
+      M_TOTAL(case_mismatches, "answers with the right ID and question in "
+                               "another case than the 0x20 name sent"),
+      M_TOTAL(case_fallbacks, "times a resolver fell back: the case of its "
+                              "answers no longer checked"),
 #undef M_TOTAL
   };
   size_t i;
@@ -239,6 +247,10 @@ static void metrics_render(metrics_buf *b, cli *c) {
                     "estimated loss", M_LOSS);
   metrics_resolvers(b, c, now, "respool_resolver_up", "gauge",
                     "1 while the resolver is not down", M_UP);
+  metrics_resolvers(b, c, now, "respool_resolver_case_fallback", "gauge",
+                    "1 while the 0x20 case of the resolver's answers is not "
+                    "checked",
+                    M_CASE_FALLBACK);
 }
 
 static void metrics_closed(uv_handle_t *h) {

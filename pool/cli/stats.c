@@ -67,7 +67,8 @@ void cli_print_table(cli *c, rp_tstamp now) {
   fprintf(stderr,
           "queries=%llu delivered=%llu failed=%llu waits=%llu copies=%llu "
           "(data %llu, repeat %llu) hedges=%llu spills=%llu retries=%llu "
-          "repeats_dropped=%llu extras_skipped=%llu inflight=%zu up=%zu/%zu "
+          "repeats_dropped=%llu extras_skipped=%llu spoofed=%llu "
+          "case_mismatches=%llu case_fallbacks=%llu inflight=%zu up=%zu/%zu "
           "kind=%s\n",
           (unsigned long long)ps.queries, (unsigned long long)ps.delivered,
           (unsigned long long)ps.failed, (unsigned long long)ps.waits,
@@ -75,7 +76,9 @@ void cli_print_table(cli *c, rp_tstamp now) {
           (unsigned long long)ps.copies_repeat, (unsigned long long)ps.hedges,
           (unsigned long long)ps.spills, (unsigned long long)ps.retries,
           (unsigned long long)ps.repeats_dropped,
-          (unsigned long long)ps.extras_skipped, ps.inflight, ps.nup,
+          (unsigned long long)ps.extras_skipped, (unsigned long long)ps.spoofed,
+          (unsigned long long)ps.case_mismatches,
+          (unsigned long long)ps.case_fallbacks, ps.inflight, ps.nup,
           ps.nresolvers,
           rp_config_kind_str(rp_pool_kind(rp_net_pool_get_core(c->np))));
 }
@@ -131,6 +134,9 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddNumberToObject(o, "copies", (double)info.stats.copies);
     cJSON_AddNumberToObject(o, "hedges", (double)info.stats.hedges);
     cJSON_AddNumberToObject(o, "probes", (double)info.stats.probes);
+    cJSON_AddNumberToObject(o, "case_mismatches",
+                            (double)info.stats.case_mismatches);
+    cJSON_AddBoolToObject(o, "case_fallback", info.stats.case_fallback);
     cJSON_AddNumberToObject(o, "score", info.stats.score);
   }
   rp_pool_get_stats(rp_net_pool_get_core(c->np), &ps);
@@ -158,6 +164,9 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddNumberToObject(pool, "probes", (double)ps.probes);
     cJSON_AddNumberToObject(pool, "malformed", (double)ps.malformed);
     cJSON_AddNumberToObject(pool, "spoofed", (double)ps.spoofed);
+    cJSON_AddNumberToObject(pool, "case_mismatches",
+                            (double)ps.case_mismatches);
+    cJSON_AddNumberToObject(pool, "case_fallbacks", (double)ps.case_fallbacks);
     cJSON_AddNumberToObject(pool, "nup", (double)ps.nup);
     cJSON_AddNumberToObject(pool, "udp_queries", (double)nc.udp_queries);
     cJSON_AddNumberToObject(pool, "tcp_queries", (double)nc.tcp_queries);

@@ -12,6 +12,7 @@
 
 #include "respool.h"
 #include "dns.h"
+#include "case.h"
 #include "health.h"
 #include "idmap.h"
 #include "copies.h"
@@ -116,9 +117,16 @@ typedef struct rp_try {
   uint8_t stale;
   /* judge_checked is 1 once the try was looked at at judge_at. */
   uint8_t judge_checked;
-  /* judged is 1 once the try was judged lost (overtaken): it stays open
-     for a late answer until expire_at, on its resolver's |lost| list. */
+  /* judged is 1 once the try was judged lost (overtaken), or set aside
+     after an answer in another case than its 0x20 name (RP_CASE_MISSED):
+     it stays open for a late answer until expire_at, on its resolver's
+     |lost| list. */
   uint8_t judged;
+  /* case_flags holds RP_CASE_ON when the try went with a 0x20 name
+     (case.h), RP_CASE_PROOF and RP_CASE_MISSED. */
+  uint8_t case_flags;
+  /* case_seed is the seed of its 0x20 pattern (with RP_CASE_ON). */
+  uint64_t case_seed;
 } rp_try;
 
 struct rp_query {
@@ -164,6 +172,9 @@ struct rp_query {
   uint8_t waited;
   /* nstreams counts the stream tries sent after truncated answers. */
   uint8_t nstreams;
+  /* case_ok is 1 when its datagram tries go with 0x20 names (case.h:
+     settings.case_randomize, the kind, rp_case_eligible). */
+  uint8_t case_ok;
   rp_try tries[RP_CORE_MAX_TRIES];
 };
 
@@ -249,6 +260,12 @@ typedef struct rp_res {
   int probe_copy;
   rp_client probe_client;
   uint16_t probe_client_id;
+  /* probe_case_flags and probe_case_seed are the probe's 0x20 (as
+     rp_try's; |probe_q| keeps the question as built or copied). */
+  uint8_t probe_case_flags;
+  uint64_t probe_case_seed;
+  /* cs is its 0x20 mode and proofs. */
+  rp_case_res cs;
 } rp_res;
 
 struct rp_pool {

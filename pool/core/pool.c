@@ -14,7 +14,11 @@
  * - Answer classification: a reply whose (resolver, ID) matches no try
  *   is spoofed; one that does not parse is malformed; one whose question
  *   differs (byte for byte: 0x20 case is checked) is spoofed; the try
- *   stays open in the last two cases (the real answer may follow).
+ *   stays open in the last two cases (the real answer may follow). A try
+ *   sent with a 0x20 name (case.h) matches only the case it was sent
+ *   with; an answer that differs in case only, from a resolver that has
+ *   not fallen back, sets the try aside as if lost (without a loss) and
+ *   sends its query again; the client gets its own case back.
  *   REFUSED and SERVFAIL (and HTTP 429 through rp_pool_on_error) are
  *   refusals; TC over UDP is asked again over the stream when the
  *   resolver allows it, else delivered; anything else is an answer.
@@ -95,6 +99,19 @@ uint32_t rp_pool_rand32(rp_pool *pool) {
   pool->cb.rand(b, sizeof(b), pool->user_data);
   return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 |
          (uint32_t)b[3];
+}
+
+/* pool_rand64 draws 64 random bits in one call of callbacks.rand. */
+static uint64_t pool_rand64(rp_pool *pool) {
+  uint8_t b[8];
+  uint64_t v = 0;
+  size_t i;
+
+  pool->cb.rand(b, sizeof(b), pool->user_data);
+  for (i = 0; i < sizeof(b); ++i) {
+    v = v << 8 | b[i];
+  }
+  return v;
 }
 
 static uint16_t pool_rand16(rp_pool *pool) {
@@ -371,6 +388,8 @@ int rp_pool_sense_kind(rp_pool *pool, const rp_settings *by_kind) {
   for (k = 0; k < RP_KIND_COUNT; ++k) {
     pool->by_kind[k].probe_name[sizeof(pool->by_kind[k].probe_name) - 1] =
         '\0';
+    /* A tunnel's names are never touched, whatever the entry asks. */
+    rp_settings_restrict(&pool->by_kind[k], (rp_kind)k);
   }
   rp_sense_init(&pool->sense);
   return 0;
@@ -382,6 +401,21 @@ rp_kind rp_pool_kind(const rp_pool *pool) {
   }
   return pool->sense.state == RP_SENSE_SENSING ? RP_KIND_AUTO
                                                : pool->sense.kind;
+}
+
+/* pool_case_active returns 1 if new client queries may go with 0x20
+   names: settings.case_randomize, and under kind auto only once the
+   verdict is in (settings for dnstt and masterdns have it off). */
+static int pool_case_active(const rp_pool *pool) {
+  return pool->set.case_randomize &&
+         (pool->by_kind == NULL || pool->sense.state == RP_SENSE_DONE);
+}
+
+/* pool_case_on returns 1 if a send of |q| to |r| with |sflags| goes
+   with a 0x20 name: datagrams only (case.h). */
+static int pool_case_on(const rp_query *q, const rp_res *r, uint32_t sflags) {
+  return q->case_ok && !(sflags & RP_SEND_STREAM) &&
+         !(r->flags & RP_RESOLVER_STREAM);
 }
 
 /* pool_sense feeds a client query's question to the kind sensing and,
@@ -654,9 +688,22 @@ static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
            "ev=send srv=%u id=%u kind=%d q=%u try=%u", r->slot, id, (int)kind,
            q->idx, (unsigned)(q->ntries - 1));
   rp_dns_set_id(q->buf, id);
+  if (pool_case_on(q, r, sflags)) {
+    /* Each try its own pattern; the client's bytes are written back
+       after the send (case.h). */
+    t->case_seed = pool_rand64(pool);
+    t->case_flags =
+        (uint8_t)(RP_CASE_ON | rp_case_apply(q->buf + RP_DNS_HEADER_LEN,
+                                             q->question.name.len,
+                                             t->case_seed));
+  }
   rv = pool->cb.send_query(pool, r->slot, r->user_data, id, q->buf, q->len,
                            sflags, pool->user_data);
   rp_dns_set_id(q->buf, q->client_id);
+  if (t->case_flags & RP_CASE_ON) {
+    memcpy(q->buf + RP_DNS_HEADER_LEN, q->question.name.wire,
+           q->question.name.len);
+  }
   if (rv != 0) {
     return RP_ERR_CALLBACK_FAILURE;
   }
@@ -805,7 +852,9 @@ static int pool_deliver(rp_pool *pool, rp_query *q, const uint8_t *data,
   if (len > RP_DNS_MAX_MSG_LEN) {
     return 0;
   }
-  memcpy(pool->scratch, data, len);
+  if (data != pool->scratch) {
+    memcpy(pool->scratch, data, len);
+  }
   rp_dns_set_id(pool->scratch, q->client_id);
   if (rp_pq_entry_queued(&q->e_wait)) {
     /* Answered while waiting (a copy to a down resolver came back). */
@@ -967,11 +1016,14 @@ static unsigned pool_query_live(const rp_query *q) {
 }
 
 /* pool_try_judge judges the open try |t| lost at |now|: a try sent after
-   it to the same resolver got a reply. It stays open until per_attempt
-   (a late answer still counts), no longer holds a probation slot, and
-   its query is sent again when nothing else of it is out. Returns 0 or a
-   fatal error. */
-static int pool_try_judge(rp_pool *pool, rp_try *t, rp_tstamp now) {
+   it to the same resolver got a reply (|overtaken| 1), or an answer
+   came for it in another case than its 0x20 name (|overtaken| 0: no
+   loss is counted, the resolver answered). It stays open until
+   per_attempt (a late answer still counts), no longer holds a probation
+   slot, and its query is sent again when nothing else of it is out.
+   Returns 0 or a fatal error. */
+static int pool_try_judge(rp_pool *pool, rp_try *t, int overtaken,
+                          rp_tstamp now) {
   rp_query *q = t->query;
   rp_res *r = pool_res(pool, t->res);
   int rv = 0;
@@ -985,11 +1037,13 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, rp_tstamp now) {
     t->stale = 1;
     ++r->stale;
   }
-  pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_RX, now,
-           "ev=lost srv=%u id=%u q=%u why=overtaken sent=%.6f newest=%.6f",
-           r->slot, t->upstream_id, q->idx, (double)t->sent / POOL_NS_PER_S,
-           (double)r->newest_reply_sent / POOL_NS_PER_S);
-  pool_res_failed(pool, r, t->sent, 1, 1, now);
+  if (overtaken) {
+    pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_RX, now,
+             "ev=lost srv=%u id=%u q=%u why=overtaken sent=%.6f newest=%.6f",
+             r->slot, t->upstream_id, q->idx, (double)t->sent / POOL_NS_PER_S,
+             (double)r->newest_reply_sent / POOL_NS_PER_S);
+    pool_res_failed(pool, r, t->sent, 1, 1, now);
+  }
   rp_select_probation_sync(pool, r, now);
   if (!q->answered && pool_query_live(q) == 0 &&
       !rp_pq_entry_queued(&q->e_wait) && now < q->deadline_at) {
@@ -1029,7 +1083,7 @@ static int pool_res_overtaken(rp_pool *pool, rp_res *r, rp_tstamp now) {
     if (now < rp_tstamp_add(t->sent, rto)) {
       break;
     }
-    rv = pool_try_judge(pool, t, now);
+    rv = pool_try_judge(pool, t, 1, now);
     pool_query_finish(pool, t->query, now);
     if (rv < 0) {
       return rv;
@@ -1460,7 +1514,7 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
 
       t->judge_checked = 1;
       if (tr != NULL && t->sent < tr->newest_reply_sent) {
-        rv = pool_try_judge(pool, t, now);
+        rv = pool_try_judge(pool, t, 1, now);
         if (rv < 0) {
           return rv;
         }
@@ -1609,6 +1663,7 @@ int rp_pool_add_resolver(rp_pool *pool, const rp_resolver_config *config,
   rp_rtt_init(&r->rtt);
   rp_health_init(&r->health, config->score);
   rp_ratelim_init(&r->rl);
+  rp_case_res_init(&r->cs);
   r->last_probe = RP_TSTAMP_UNSET;
   r->last_down_copy = RP_TSTAMP_UNSET;
   pool->res[slot] = r;
@@ -1727,6 +1782,15 @@ static int pool_probe(rp_pool *pool, rp_res *r, rp_tstamp now) {
     return 0;
   }
   r->probe_q = msg.question;
+  r->probe_case_flags = 0;
+  if (pool_case_active(pool) && !(r->flags & RP_RESOLVER_STREAM) &&
+      rp_case_eligible(pool->scratch, len, &msg.question)) {
+    r->probe_case_seed = pool_rand64(pool);
+    r->probe_case_flags =
+        (uint8_t)(RP_CASE_ON | rp_case_apply(pool->scratch + RP_DNS_HEADER_LEN,
+                                             msg.question.name.len,
+                                             r->probe_case_seed));
+  }
   if (rp_idmap_put(&pool->ids, r->slot, id,
                    (rp_idmap_value){.query = RP_IDMAP_PROBE, .try_index = 0}) !=
       0) {
@@ -1975,6 +2039,8 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   q->had_copy = 0;
   q->copy_stack = 0;
   q->nseen = 0;
+  q->case_ok = (uint8_t)(pool_case_active(pool) &&
+                         rp_case_eligible(query, len, &msg.question));
   /* With the fixed bound a query over it takes no plan (a probe copy
      waits for a query that may have it); pool_copies_fit trims the rest
      once the first resolver is known. */
@@ -2046,6 +2112,40 @@ static int pool_on_neterr(rp_pool *pool, rp_query *q, rp_try *t, rp_res *r,
   return 0;
 }
 
+/* pool_case_answer judges an answer from |r| to a send with a 0x20 name
+   whose case flags are |*pflags| (RP_CASE_MISSED is added on a miss):
+   |verdict| is RP_CASE_MATCH or RP_CASE_FOLDED. Returns 1 when the
+   answer is taken (its case repeated, or |r| has fallen back), 0 when it
+   is dropped (counted spoofed). */
+static int pool_case_answer(rp_pool *pool, rp_res *r, uint8_t *pflags,
+                            rp_case_verdict verdict, rp_tstamp now) {
+  int first;
+
+  if (verdict == RP_CASE_MATCH) {
+    if (rp_case_res_match(&r->cs, *pflags, now)) {
+      pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_RX, now,
+               "ev=case_strict srv=%u name=%s why=proof", r->slot, r->name);
+    }
+    return 1;
+  }
+  ++pool->stats.case_mismatches;
+  first = !(*pflags & RP_CASE_MISSED);
+  *pflags |= RP_CASE_MISSED;
+  if (rp_case_res_mismatch(&r->cs, first, &pool->set, now)) {
+    ++pool->stats.case_fallbacks;
+    pool_log(pool, RP_LOG_WARN, RP_LOG_CAT_RX, now,
+             "ev=case_fallback srv=%u name=%s misses=%u why=another_case",
+             r->slot, r->name, r->cs.misses);
+  }
+  if (r->cs.mode == RP_CASE_FALLBACK) {
+    return 1;
+  }
+  ++pool->stats.spoofed;
+  pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_RX, now,
+           "ev=case_mismatch srv=%u misses=%u", r->slot, r->cs.misses);
+  return 0;
+}
+
 int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
                       const uint8_t *answer, size_t len, uint32_t flags,
                       rp_tstamp now) {
@@ -2057,7 +2157,8 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   uint8_t rcode;
   rp_duration lat;
   rp_tstamp sent;
-  int rv = 0, blind;
+  rp_case_verdict verdict;
+  int rv = 0, blind, cased;
 
   if (pool == NULL || answer == NULL) {
     return RP_ERR_INVALID_ARGUMENT;
@@ -2081,8 +2182,15 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
     return 0;
   }
   if (v->query == RP_IDMAP_PROBE) {
-    if (!rp_dns_question_equal(&msg.question, &r->probe_q)) {
+    cased = (r->probe_case_flags & RP_CASE_ON) != 0;
+    verdict = rp_case_answer(&r->probe_q, r->probe_case_flags,
+                             r->probe_case_seed, &msg.question, answer, len);
+    if (verdict == RP_CASE_OTHER) {
       ++pool->stats.spoofed;
+      return 0;
+    }
+    if (cased &&
+        !pool_case_answer(pool, r, &r->probe_case_flags, verdict, now)) {
       return 0;
     }
     rp_idmap_del(&pool->ids, r->slot, r->probe_id);
@@ -2093,7 +2201,11 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
     rcode = rp_dns_rcode(answer);
     if (r->probe_copy && rcode != RP_DNS_RCODE_REFUSED &&
         rcode != RP_DNS_RCODE_SERVFAIL) {
-      memcpy(pool->scratch, answer, len);
+      if (cased) {
+        rp_case_restore(pool->scratch, answer, len, &r->probe_q.name);
+      } else {
+        memcpy(pool->scratch, answer, len);
+      }
       rp_dns_set_id(pool->scratch, r->probe_client_id);
       ++pool->stats.duplicates_delivered;
       if (pool->cb.deliver(pool, &r->probe_client, pool->scratch, len,
@@ -2106,9 +2218,23 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   }
   q = &pool->queries[v->query];
   t = &q->tries[v->try_index];
-  if (!rp_dns_question_equal(&msg.question, &q->question)) {
+  cased = (t->case_flags & RP_CASE_ON) != 0;
+  verdict = rp_case_answer(&q->question, t->case_flags, t->case_seed,
+                           &msg.question, answer, len);
+  if (verdict == RP_CASE_OTHER) {
     ++pool->stats.spoofed;
     return 0;
+  }
+  if (cased && !pool_case_answer(pool, r, &t->case_flags, verdict, now)) {
+    /* Another case at a strict resolver: the query goes out again at
+       once, and the try stays open for the genuine answer (case.h). */
+    if (!t->judged) {
+      rv = pool_try_judge(pool, t, 0, now);
+    }
+    if (q->active) {
+      pool_query_finish(pool, q, now);
+    }
+    return rv < 0 ? rv : pool_drain(pool, now);
   }
   rcode = rp_dns_rcode(answer);
   if (((msg.hdr.flags ^ (uint16_t)((q->buf[2] << 8) | q->buf[3])) &
@@ -2149,6 +2275,11 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
     rp_select_refresh(pool, r, now);
     if (blind && rp_pq_top(&pool->cost) != NULL) {
       pool_hedge_known(pool, now);
+    }
+    if (cased) {
+      /* The client's case back, in the scratch pool_deliver uses. */
+      rp_case_restore(pool->scratch, answer, len, &q->question.name);
+      answer = pool->scratch;
     }
     rv = pool_deliver_judged(pool, q, answer, len);
   }
@@ -2330,6 +2461,8 @@ int rp_pool_get_resolver_stats(const rp_pool *pool, uint32_t resolver_id,
       .copies = r->copies,
       .hedges = r->hedges,
       .probes = r->probes,
+      .case_mismatches = r->cs.mismatches,
+      .case_fallback = r->cs.mode == RP_CASE_FALLBACK,
       .last_used = r->sent ? r->last_used : RP_TSTAMP_UNSET,
       .score = r->health.score,
   };

@@ -64,6 +64,9 @@
  *   answer carries its own ID and a stub ignores the extra one.
  *   auto: generic's values here; the pool takes another kind's once its
  *   client's queries show it (sense.h, rp_pool_sense_kind).
+ * - case_randomize (0x20) is on for generic only: a tunnel's names carry
+ *   its data, so rp_settings_restrict clears it for dnstt and masterdns
+ *   after any override (case.h).
  */
 #include "core.h"
 
@@ -88,6 +91,12 @@
 #define SETTINGS_COPY_INFLIGHT_RTT_MASTERDNS (4 * RP_MILLISECONDS)
 #define SETTINGS_COPY_MIN_DELAY (1 * RP_MILLISECONDS)
 #define SETTINGS_TOKEN_WAIT_MASTERDNS (50 * RP_MILLISECONDS)
+/* SETTINGS_CASE_FALLBACK: answers with another case, in a row without a
+   proof, before a resolver falls back (case.h says why 3). */
+#define SETTINGS_CASE_FALLBACK 3
+/* SETTINGS_CASE_PROOF_LIFE: a proof that a resolver keeps the case holds
+   off its fallback this long (case.h). */
+#define SETTINGS_CASE_PROOF_LIFE (60 * RP_SECONDS)
 
 void rp_settings_default(rp_settings *settings, rp_kind kind) {
   memset(settings, 0, sizeof(*settings));
@@ -165,6 +174,10 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .ll_unknown_latency = 999 * RP_MILLISECONDS,
       .ll_unknown_loss = 200,
 
+      .case_randomize = 1,
+      .case_fallback = SETTINGS_CASE_FALLBACK,
+      .case_proof_life = SETTINGS_CASE_PROOF_LIFE,
+
       .max_query_len = SETTINGS_MAX_QUERY_LEN,
       .udp_port_life = SETTINGS_UDP_PORT_LIFE,
   };
@@ -186,6 +199,23 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
   case RP_KIND_AUTO:
     break;
   }
+  rp_settings_restrict(settings, kind);
+}
+
+int rp_settings_restrict(rp_settings *settings, rp_kind kind) {
+  switch (kind) {
+  case RP_KIND_DNSTT:
+  case RP_KIND_MASTERDNS:
+    if (settings->case_randomize) {
+      settings->case_randomize = 0;
+      return 1;
+    }
+    return 0;
+  case RP_KIND_GENERIC:
+  case RP_KIND_AUTO:
+    break;
+  }
+  return 0;
 }
 
 int rp_settings_check(const rp_settings *s) {

@@ -158,6 +158,13 @@ static const rp_settings_field settings_table[] = {
                    "latency assumed before that"),
     SETTINGS_FIELD(ll_unknown_loss, RP_SETTINGS_U32,
                    "loss per mille assumed before that"),
+    SETTINGS_FIELD(case_randomize, RP_SETTINGS_BOOL,
+                   "0x20: random letter case per try, checked (generic)"),
+    SETTINGS_FIELD(case_fallback, RP_SETTINGS_U32,
+                   "0x20 misses, unproven, before a resolver's case is not "
+                   "checked"),
+    SETTINGS_FIELD(case_proof_life, RP_SETTINGS_DURATION,
+                   "a 0x20 proof holds off the fallback this long"),
     SETTINGS_FIELD(max_query_len, RP_SETTINGS_SIZE,
                    "longest client query kept, bytes"),
     SETTINGS_FIELD(udp_port_life, RP_SETTINGS_DURATION,

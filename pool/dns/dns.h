@@ -52,6 +52,7 @@
 #define RP_DNS_TYPE_NS 2
 #define RP_DNS_TYPE_CNAME 5
 #define RP_DNS_TYPE_NULL 10
+#define RP_DNS_TYPE_PTR 12
 #define RP_DNS_TYPE_TXT 16
 #define RP_DNS_TYPE_AAAA 28
 #define RP_DNS_TYPE_OPT 41

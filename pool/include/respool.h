@@ -425,6 +425,35 @@ typedef struct rp_settings {
      (200). */
   uint32_t ll_unknown_loss;
 
+  /* --- Upstream entropy: 0x20 (pool/core/case.h) --- */
+  /* case_randomize is 1 to send every datagram try of a query with the
+     case of each ASCII letter of its question name drawn at random (one
+     pattern per try, from callbacks.rand), to accept only an answer that
+     repeats that case byte for byte, and to give the client back its own
+     case (draft-vixie-dnsext-dns0x20-00; Unbound's use-caps-for-id): a
+     blind forger must guess one more bit per letter, on top of the
+     16-bit ID and the source port. 1 for kind generic; 0 for kinds
+     dnstt and masterdns, whose names carry the tunnel's data, and
+     rp_settings_restrict keeps it 0 for them whatever is asked. Under
+     kind auto the names are never touched before the verdict, and only
+     when it is generic after it. Streams (TCP, DoT, DoH) and PTR
+     questions are sent as the client wrote them. */
+  int case_randomize;
+  /* case_fallback: a resolver that answered this many tries with the
+     right ID and question but another case, with no proof for
+     case_proof_life that it keeps the case, falls back: it still gets
+     0x20 names but the case of its answers is no longer checked, and
+     its first answer that repeats a mixed case checks it again; 0 =
+     never fall back (3). Until then each such answer is dropped (and
+     counted spoofed) and its query sent again at once. */
+  uint32_t case_fallback;
+  /* case_proof_life: an answer that repeated a mixed-case name proves
+     that its resolver keeps the case; for this long after one, no count
+     of answers with another case makes it fall back (a forger can send
+     those, never a proof), ns (1 min; none = for ever, 0 = proofs do
+     not protect). */
+  rp_duration case_proof_life;
+
   /* --- Bounds --- */
   /* max_query_len is the longest client query kept, bytes (1232; longer
      queries are failed with SERVFAIL). Each in-flight slot holds this
@@ -441,6 +470,14 @@ typedef struct rp_settings {
 
 /* rp_settings_default fills |settings| with the defaults for |kind|. */
 void rp_settings_default(rp_settings *settings, rp_kind kind);
+
+/* rp_settings_restrict clears in |settings| what |kind| never allows,
+   whatever a config or --set asked: case_randomize for dnstt and
+   masterdns (a tunnel's query names carry its data, and its server may
+   decode them case by case). Drivers call it after the overrides for an
+   explicit kind; rp_pool_sense_kind does it for kind auto. Returns 1 if
+   it changed a field, else 0. */
+int rp_settings_restrict(rp_settings *settings, rp_kind kind);
 
 /* rp_duration_parse reads a duration: "0", or one or more decimal
    numbers each with a unit us, ms, s, m or h ("300ms", "1.5s", "1m30s",
@@ -684,6 +721,13 @@ typedef struct rp_resolver_stats {
   uint32_t inflight;
   /* Counters since the resolver was added. */
   uint64_t sent, answered, refused, dropped, errors, copies, hedges, probes;
+  /* case_mismatches counts its answers with the right ID and question
+     but another case than the 0x20 name sent (settings.case_randomize). */
+  uint64_t case_mismatches;
+  /* case_fallback is 1 while the resolver has fallen back: it gets 0x20
+     names but the case of its answers is not checked
+     (settings.case_fallback). */
+  int case_fallback;
   /* last_used is when a query was last sent, or RP_TSTAMP_UNSET. */
   rp_tstamp last_used;
   /* score is the current score, -10 .. 10. */
@@ -701,9 +745,16 @@ typedef struct rp_pool_stats {
   /* malformed: client queries or answers that did not parse, and answers
      with another opcode than their query's or an unassigned rcode
      (11-15; the try failed, the query went elsewhere). spoofed:
-     answers whose ID or question matched no try. full: queries failed
-     because the in-flight table was full. */
+     answers whose ID or question matched no try (the case of a 0x20
+     name included). full: queries failed because the in-flight table was
+     full. */
   uint64_t malformed, spoofed, full;
+  /* 0x20 (settings.case_randomize): case_mismatches counts answers with
+     the right ID and question but another case than the name sent (those
+     from a resolver that has not fallen back are also in spoofed, and
+     not delivered); case_fallbacks counts the times a resolver fell back
+     (its answers' case no longer checked). */
+  uint64_t case_mismatches, case_fallbacks;
   /* Resolver side counters. spills counts queries that no resolver of
      the equal-cost band could take (each at its cap) sent to a slower or
      lossier one with room instead of failing. retries counts tries that

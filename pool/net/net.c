@@ -539,6 +539,13 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
     np->settings.log_level = options->log ? options->log_level : RP_LOG_ERROR;
     np->settings.log_categories = RP_LOG_CAT_ALL;
   }
+  if (rp_settings_restrict(&np->settings, np->kind)) {
+    /* A tunnel's names carry its data: never 0x20 (case.h). */
+    rp_net_log(np, RP_LOG_WARN,
+               "ev=setting_ignored name=case_randomize kind=%s "
+               "why=tunnel_names_carry_data",
+               rp_config_kind_str(np->kind));
+  }
 
   /* Scores first: they order the checks. */
   rp_scores_key(np->kind, options->score_type, np->score_key,

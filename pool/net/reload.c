@@ -85,6 +85,7 @@ static void reload_compare(const rp_net_pool *np, const rp_config *cfg,
     char a[RP_SETTINGS_VALUELEN], b[RP_SETTINGS_VALUELEN], what[96];
     rp_settings_default(&s, np->kind);
     rp_config_apply(cfg, &s);
+    rp_settings_restrict(&s, np->kind);
     for (i = 0; i < n; ++i) {
       rp_settings_format(&s, &f[i], a, sizeof(a));
       rp_settings_format(&np->settings, &f[i], b, sizeof(b));

@@ -5,9 +5,17 @@
  * The clock is virtual (10 000 queries per virtual second, 64 queries in
  * flight); only the CPU time of the loop is measured with the process
  * clock. Every resolver answers each query 1 ms after it is sent, with a
- * prebuilt answer whose ID is set to the upstream ID. The figure to read
- * is how flat the rate stays from 10 to 10 000 resolvers: selection is
- * heap-based, O(log n) per query.
+ * prebuilt answer whose ID is set to the upstream ID and whose question
+ * name is the one sent (0x20 case included, as a resolver echoes it). The
+ * figure to read is how flat the rate stays from 10 to 10 000 resolvers:
+ * selection is heap-based, O(log n) per query.
+ *
+ * Usage: bench_core [QUERIES] [resolvers=N] [duplicate=D] [NAME=VALUE]...
+ * resolvers= and duplicate= run that one case only; any other NAME=VALUE
+ * is a setting (rp_settings_set), e.g. case_randomize=0. Under
+ * valgrind --tool=callgrind the instruction counts of one case with and
+ * without a setting are the cost of what it switches, repeatable on a
+ * loaded machine.
  */
 #include "respool.h"
 #include "dns.h"
@@ -21,12 +29,19 @@
 #define BENCH_INFLIGHT 64
 #define BENCH_GAP (100 * RP_MICROSECONDS)
 #define BENCH_MSG 512
+/* BENCH_QNAME is room for a sent question name ("b1023.t.example"). */
+#define BENCH_QNAME 32
+/* BENCH_MAX_SETS is the most NAME=VALUE settings. */
+#define BENCH_MAX_SETS 16
 
 typedef struct bench_pending {
   uint32_t res;
   uint16_t id;
   uint32_t name;
   rp_tstamp at;
+  /* qname holds the question name as sent (|qname_len| bytes). */
+  uint8_t qname[BENCH_QNAME];
+  size_t qname_len;
 } bench_pending;
 
 typedef struct bench {
@@ -39,6 +54,9 @@ typedef struct bench {
   uint32_t cur_name;
   uint64_t rng;
   uint64_t delivered;
+  /* sets are NAME=VALUE settings applied to every run. */
+  const char *sets[BENCH_MAX_SETS];
+  size_t nsets;
 } bench;
 
 static int bench_send(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
@@ -47,16 +65,22 @@ static int bench_send(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
   bench *b = ud;
   size_t n = sizeof(b->ring) / sizeof(b->ring[0]);
 
+  size_t qn = b->qlen[b->cur_name] - RP_DNS_HEADER_LEN - 4;
+
   (void)pool;
   (void)rud;
-  (void)data;
-  (void)len;
   (void)flags;
   if ((b->tail + 1) % n == b->head) {
     return 0; /* ring full: this try is lost (never the case here) */
   }
   b->ring[b->tail] =
       (bench_pending){.res = rid, .id = upid, .name = b->cur_name};
+  /* The name as sent: the bench's queries have no OPT record, so it is
+     everything between the header and the type and class. */
+  if (qn <= BENCH_QNAME && len >= RP_DNS_HEADER_LEN + qn) {
+    memcpy(b->ring[b->tail].qname, data + RP_DNS_HEADER_LEN, qn);
+    b->ring[b->tail].qname_len = qn;
+  }
   b->tail = (b->tail + 1) % n;
   return 0;
 }
@@ -132,6 +156,14 @@ static double bench_run(bench *b, size_t nres, uint32_t duplicate,
   rp_client client = {.id = 0};
 
   rp_settings_default(&set, RP_KIND_GENERIC);
+  for (k = 0; k < b->nsets; ++k) {
+    char err[RP_SETTINGS_ERRLEN];
+
+    if (rp_settings_set(&set, b->sets[k], err, sizeof(err)) != 0) {
+      fprintf(stderr, "bench_core: %s\n", err);
+      exit(2);
+    }
+  }
   set.duplicate = duplicate;
   set.max_resolvers = nres;
   set.max_inflight = 4096;
@@ -160,6 +192,7 @@ static double bench_run(bench *b, size_t nres, uint32_t duplicate,
 
       b->head = (b->head + 1) % n;
       rp_dns_set_id(a, p->id);
+      memcpy(a + RP_DNS_HEADER_LEN, p->qname, p->qname_len);
       rp_pool_on_answer(pool, p->res, a, b->alen[p->name], 0, now);
     }
     now += BENCH_GAP;
@@ -175,13 +208,32 @@ static double bench_run(bench *b, size_t nres, uint32_t duplicate,
 int main(int argc, char **argv) {
   static bench b;
   size_t sizes[] = {10, 100, 10000};
-  size_t i;
+  size_t i, only_res = 0;
+  uint32_t only_dup = 0;
   uint64_t nq = argc > 1 ? strtoull(argv[1], NULL, 10) : 400000;
   double base = 0.0, r;
+  int k;
 
+  for (k = 2; k < argc; ++k) {
+    if (strncmp(argv[k], "resolvers=", strlen("resolvers=")) == 0) {
+      only_res = strtoul(argv[k] + strlen("resolvers="), NULL, 10);
+    } else if (strncmp(argv[k], "duplicate=", strlen("duplicate=")) == 0) {
+      only_dup = (uint32_t)strtoul(argv[k] + strlen("duplicate="), NULL, 10);
+    } else if (b.nsets < BENCH_MAX_SETS) {
+      b.sets[b.nsets++] = argv[k];
+    }
+  }
   bench_prepare(&b);
   printf("bench_core: %llu queries each, auto, 1 ms answers\n",
          (unsigned long long)nq);
+  if (only_res != 0 || only_dup != 0) {
+    only_res = only_res ? only_res : sizes[0];
+    only_dup = only_dup ? only_dup : 1;
+    r = bench_run(&b, only_res, only_dup, nq);
+    printf("resolvers=%-6zu duplicate=%u decisions/s=%.0f delivered=%llu\n",
+           only_res, only_dup, r, (unsigned long long)b.delivered);
+    return 0;
+  }
   for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
     r = bench_run(&b, sizes[i], 1, nq);
     if (i == 0) {

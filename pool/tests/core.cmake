@@ -21,6 +21,14 @@ foreach(t ratelim rtt health sense)
       ${PROJECT_SOURCE_DIR}/pool/core ${PROJECT_SOURCE_DIR}/pool/dns)
   endif()
 endforeach()
+# 0x20 (pool/core/case.h): the module's functions (an internal header)
+# and the pool with the harness.
+rp_add_test(unit core_case
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_case.c ${RP_CORE_HARNESS}
+  LIBS rp_core)
+target_include_directories(test_core_case PRIVATE
+  ${PROJECT_SOURCE_DIR}/pool/core ${PROJECT_SOURCE_DIR}/pool/dns
+  ${CMAKE_CURRENT_SOURCE_DIR})
 # Micro-benchmark: decisions per second with 10, 100 and 10 000 resolvers.
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench_core.c)
   add_executable(bench_core ${CMAKE_CURRENT_SOURCE_DIR}/bench_core.c)

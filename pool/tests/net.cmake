@@ -36,6 +36,8 @@ if(TARGET rp_net)
       ${_rp_net_scripts}/dead_first.sh)
     rp_add_script_test(integration net_forge_ports
       ${_rp_net_scripts}/forge_ports.sh)
+    rp_add_script_test(integration net_forge_case
+      ${_rp_net_scripts}/forge_case.sh)
     rp_add_script_test(integration net_flood_start
       ${_rp_net_scripts}/flood_start.sh)
     rp_add_script_test(integration net_cli_loud
@@ -75,5 +77,9 @@ if(TARGET rp_net)
       ${CMAKE_CURRENT_SOURCE_DIR}/bench/relay-vs-dnsdist.sh)
     rp_add_script_test(bench net_tls_relay
       ${_rp_net_scripts}/bench_tls_relay.sh)
+    # What 0x20 costs the relay, in instructions (callgrind), not time.
+    rp_add_script_test(bench case_cost
+      ${CMAKE_CURRENT_SOURCE_DIR}/bench/case-cost.sh)
+    set_tests_properties(bench.case_cost PROPERTIES TIMEOUT 300)
   endif()
 endif()

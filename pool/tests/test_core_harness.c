@@ -155,6 +155,12 @@ static uint64_t h_qn_of(const uint8_t *data, size_t len) {
       rp_dns_name_to_text(&msg.question.name, text, sizeof(text)) < 0) {
     return UINT64_MAX;
   }
+  /* The pool may send the name with 0x20 case (case.h). */
+  for (char *p = text; *p != '\0'; ++p) {
+    if (*p >= 'A' && *p <= 'Z') {
+      *p = (char)(*p - 'A' + 'a');
+    }
+  }
   if (sscanf(text, "q%llu.", &n) != 1) {
     /* h_submit_label's names: LABEL.qN.t.example */
     const char *dot = strchr(text, '.');
@@ -193,6 +199,13 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
                                      .flags = flags,
                                      .qn = h_qn_of(data, len)};
   }
+  if (len <= sizeof(h->last_send)) {
+    memcpy(h->last_send, data, len);
+    h->last_send_len = len;
+  }
+  if (h->send_hook != NULL) {
+    h->send_hook(h, rid, data, len, flags);
+  }
   ++f->got;
   if (flags & RP_SEND_STREAM) {
     ++f->stream_got;
@@ -212,6 +225,17 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
     delay = f->slow_delay;
   }
   assert_int_equal(rp_dns_parse(&msg, data, len), 0);
+  if (f->fold_case) {
+    size_t k;
+
+    for (k = 0; k < msg.question.name.len; ++k) {
+      uint8_t c = msg.question.name.wire[k];
+
+      if (c >= 'A' && c <= 'Z') {
+        msg.question.name.wire[k] = (uint8_t)(c - 'A' + 'a');
+      }
+    }
+  }
   e = test_malloc(sizeof(*e));
   e->seq = h->seq++;
   e->fake = fi;
@@ -286,7 +310,20 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
       snprintf((char *)payload, plen < 12 ? plen : 12, "%011llu",
                (unsigned long long)h->nsends);
     }
-    n = rp_dns_build_txt_answer(e->buf, sizeof(e->buf), &msg, 0, payload, plen);
+    if (f->full_owner) {
+      rp_dns_builder b;
+
+      rp_dns_builder_init(&b, e->buf, sizeof(e->buf), msg.hdr.id,
+                          (uint16_t)(RP_DNS_FLAG_QR | RP_DNS_FLAG_RD |
+                                     RP_DNS_FLAG_RA));
+      rp_dns_builder_question(&b, &msg.question.name, msg.question.qtype,
+                              msg.question.qclass);
+      rp_dns_builder_rr_txt(&b, &msg.question.name, 0, payload, plen);
+      n = rp_dns_builder_finish(&b);
+    } else {
+      n = rp_dns_build_txt_answer(e->buf, sizeof(e->buf), &msg, 0, payload,
+                                  plen);
+    }
   }
   assert_true(n > 0);
   e->len = (size_t)n;
@@ -333,6 +370,9 @@ static int h_deliver_cb(rp_pool *pool, const rp_client *client,
   h_hash(h, data, len);
   if (len >= 2 && rp_dns_get_id(data) != (uint16_t)client->id) {
     h->id_mismatch = 1;
+  }
+  if (h->deliver_hook != NULL) {
+    h->deliver_hook(h, client, data, len, flags);
   }
   if (flags & RP_DELIVER_FAILED) {
     if (len >= 4 && rp_dns_rcode(data) == RP_DNS_RCODE_FORMERR) {

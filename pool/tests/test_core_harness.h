@@ -58,6 +58,13 @@ typedef struct h_fake {
   rp_tstamp refuse_from, refuse_until;
   /* jitter: a uniform extra delay 0 .. jitter. */
   rp_duration jitter;
+  /* fold_case: 1 answers with the question lower-cased (a resolver
+     that does not keep the case of 0x20 names). */
+  int fold_case;
+  /* full_owner: the answer's record carries its owner name in full (as
+     fakeres and resolvers that do not compress write it), not as a
+     pointer to the question. */
+  int full_owner;
   /* hold: a tunnel server's held poll, as dnstt-server: the answer to
      the newest query is held until the next query arrives (then it goes
      at once) or |hold| passes (0: no hold). */
@@ -141,6 +148,16 @@ typedef struct harness {
   /* Log lines seen (callbacks.log), and the last one. */
   uint64_t nlog, nlog_down, nlog_cap;
   char last_log[256];
+  /* last_send holds the bytes of the newest send (|last_send_len|). */
+  uint8_t last_send[H_MSG_MAX];
+  size_t last_send_len;
+  /* send_hook and deliver_hook, when set, see every send and delivery
+     (after the harness recorded it), with |hook_data|. */
+  void (*send_hook)(struct harness *h, uint32_t res, const uint8_t *data,
+                    size_t len, uint32_t flags);
+  void (*deliver_hook)(struct harness *h, const rp_client *client,
+                       const uint8_t *data, size_t len, uint32_t flags);
+  void *hook_data;
 } harness;
 
 /* h_mem_init fills |mem| with the test allocator over |ctl|. */

@@ -77,7 +77,9 @@
  *   names written in the bytes, flags among RP_SEND_*, RP_SEND_STREAM only
  *   to a TCP_FALLBACK resolver, and bytes that parse as a query.
  * - deliver goes to a submitted client with the client's ID restored,
- *   QR set, flags 0, FAILED or EXTRA; a client gets at most one first
+ *   its question as it wrote it (the case of a 0x20 send restored), when
+ *   the delivered bytes have one, QR set, flags 0, FAILED or EXTRA; a
+ *   client gets at most one first
  *   result (an answer without EXTRA, or a failure) and EXTRA only after
  *   it (the test harness's "firsts", pool/tests/test_core_harness.c).
  * - After each event, the pool's counters agree with what the callbacks
@@ -214,6 +216,10 @@ typedef struct fuzz_client {
   /* firsts counts first results, extras EXTRA deliveries. */
   uint32_t firsts;
   uint32_t extras;
+  /* has_question is 1 when the query's question parsed (|question|, as
+     the client wrote it: every delivery must carry it, case included). */
+  int has_question;
+  rp_dns_question question;
 } fuzz_client;
 
 /* fuzz_send is one captured send_query. */
@@ -413,6 +419,15 @@ static int fuzz_deliver_cb(rp_pool *pool, const rp_client *client,
              "client %llu gets ID %u, asked with %u",
              (unsigned long long)client->id, rp_dns_get_id(data), c->dns_id);
   FUZZ_CHECK(data[2] & FUZZ_B2_QR, "deliver of bytes without QR");
+  if (c->has_question) {
+    rp_dns_brief brief;
+
+    FUZZ_CHECK(rp_dns_parse_brief(&brief, data, len) != 0 ||
+                   !brief.has_question ||
+                   rp_dns_question_equal(&brief.question, &c->question),
+               "client %llu gets another question (or case) than it asked",
+               (unsigned long long)client->id);
+  }
   FUZZ_CHECK(flags == 0 || flags == RP_DELIVER_FAILED ||
                  flags == RP_DELIVER_EXTRA,
              "deliver flags 0x%x", flags);
@@ -566,6 +581,15 @@ static void fuzz_submit_bytes(const uint8_t *q, size_t len) {
   ++fz.nclients;
   c->dns_id = len >= 2 ? rp_dns_get_id(q) : 0;
   c->submitted = 1;
+  {
+    rp_dns_brief brief;
+
+    c->has_question =
+        rp_dns_parse_brief(&brief, q, len) == 0 && brief.has_question;
+    if (c->has_question) {
+      c->question = brief.question;
+    }
+  }
   malformed = len < RP_DNS_HEADER_LEN || (q[2] & FUZZ_B2_QR);
   rv = rp_pool_submit(fz.pool, q, len, &client, fz.now);
   if (malformed) {

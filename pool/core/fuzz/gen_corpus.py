@@ -245,6 +245,15 @@ SEEDS["long_gaps_many_down"] = (
     b"".join(submit(q(i), qid=i) for i in range(8)) + tick(63, US) +
     tick(63, US) + submit(q(20), qid=20) + answer(k=0) + tick(63, US))
 
+# 0x20 (kind generic): answers with the first letter's case flipped are
+# not taken (each sends the query again) until the third falls back; a
+# later answer in the case sent is a proof and checks the case again.
+SEEDS["case_mismatch_fallback"] = (
+    header(nres=1) + submit((b"MixedCase", b"example"), qid=7) +
+    answer(k=0, flip=True) + answer(k=0, flip=True) +
+    answer(k=0, flip=True) + submit(q(2), qid=2) + answer(k=0) +
+    submit((b"longername", b"example"), qid=3) + answer(k=0) + tick(3, US))
+
 # Found by the fuzzer: with lazy timers a down resolver's overdue timer
 # copies a query past its deadline, which moves that query's timer to the
 # next nanosecond after the late tick (the settle phase runs it).

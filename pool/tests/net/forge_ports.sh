@@ -23,48 +23,11 @@
 . "$(dirname "$0")/lib.sh"
 need python3 "$RESPOOL_BIN"
 
-# hostile RUN: the resolver; writes its port to $WORK/RUN.port and one
-# line "srcport name" per query to $WORK/RUN.log.
+# hostile RUN: the resolver (hostile.py, mode first-port); writes its
+# port to $WORK/RUN.port and one line "srcport name" per query to
+# $WORK/RUN.log.
 hostile() {
-  python3 - "$WORK/$1" <<'EOF' &
-import socket, struct, sys, time
-base = sys.argv[1]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-open(base + ".port", "w").write("%d\n" % s.getsockname()[1])
-log = open(base + ".log", "w", buffering=1)
-s.settimeout(30)
-first_port = None
-
-def name_end(q):
-    pos, labels = 12, []
-    while q[pos]:
-        labels.append(q[pos + 1:pos + 1 + q[pos]].decode())
-        pos += 1 + q[pos]
-    return pos + 5, ".".join(labels)
-
-def answer(q, addr4):
-    end, _ = name_end(q)
-    flags = 0x8180 | (q[2] & 0x01) << 8
-    return (q[:2] + struct.pack("!HHHHH", flags, 1, 1, 0, 0) + q[12:end] +
-            b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + bytes(addr4))
-
-try:
-    while True:
-        q, peer = s.recvfrom(4096)
-        if len(q) < 17:
-            continue
-        _, name = name_end(q)
-        log.write("%d %s\n" % (peer[1], name))
-        if first_port is None:
-            first_port = peer[1]
-        if name.startswith("forge"):
-            s.sendto(answer(q, [6, 6, 6, 6]), (peer[0], first_port))
-            time.sleep(0.05)
-        s.sendto(answer(q, [192, 0, 2, 1]), peer)
-except socket.timeout:
-    pass
-EOF
+  python3 "$RP_SOURCE_DIR/pool/tests/net/hostile.py" "$WORK/$1" first-port &
   PIDS="$PIDS $!"
   wait_line "$WORK/$1.port"
 }
