@@ -216,21 +216,24 @@ static int nodes_pool_start(sim_net *n, uint32_t proc) {
   return rv;
 }
 
+/* nodes_cost sets the costs of process |proc|. */
+static void nodes_cost(sim_net *n, uint32_t proc, rp_duration recv,
+                       rp_duration send, rp_duration wake) {
+  n->procs[proc].cost_recv = recv;
+  n->procs[proc].cost_send = send;
+  n->procs[proc].cost_wake = wake;
+}
+
 static void nodes_set_costs(sim_net *n) {
   const sim_net_costs *c = &n->cell.costs;
 
-  n->procs[SIM_NET_CLIENT].cost_recv = c->client_recv;
-  n->procs[SIM_NET_CLIENT].cost_send = c->client_send;
-  n->procs[SIM_NET_CLIENT].cost_wake = c->client_wake;
-  n->procs[SIM_NET_RELAY].cost_recv = c->relay_recv;
-  n->procs[SIM_NET_RELAY].cost_send = c->relay_send;
-  n->procs[SIM_NET_RELAY].cost_wake = c->relay_wake;
-  n->procs[SIM_NET_FAKERES].cost_recv = c->fakeres_recv;
-  n->procs[SIM_NET_FAKERES].cost_send = c->fakeres_send;
-  n->procs[SIM_NET_FAKERES].cost_wake = c->fakeres_wake;
-  n->procs[SIM_NET_SERVER].cost_recv = c->server_recv;
-  n->procs[SIM_NET_SERVER].cost_send = c->server_send;
-  n->procs[SIM_NET_SERVER].cost_wake = c->server_wake;
+  nodes_cost(n, SIM_NET_CLIENT, c->client_recv, c->client_send,
+             c->client_wake);
+  nodes_cost(n, SIM_NET_RELAY, c->relay_recv, c->relay_send, c->relay_wake);
+  nodes_cost(n, SIM_NET_FAKERES, c->fakeres_recv, c->fakeres_send,
+             c->fakeres_wake);
+  nodes_cost(n, SIM_NET_SERVER, c->server_recv, c->server_send,
+             c->server_wake);
 }
 
 int sim_net_nodes_start(sim_net *n) {
