@@ -374,6 +374,55 @@ static void test_core_caps_spill(void **state) {
   }
 }
 
+/* A dropping resolver that took a burst holds every try of it, and while
+   no later send goes to it nothing overtakes them: their hedges found
+   no room (the other resolver at its cap) and gave up, so each query
+   waited out per_attempt (2 s). The real MasterDnsVPN client, whose
+   window was full of them, stalled at the start of
+   three-limited-one-dead. Now a hedge that finds no room is tried again
+   (at least token_wait later) until one has room. 30 queries at once
+   over a 20 q/s refuser and a 20 q/s dropper, nothing more: 1 s later
+   every one has its answer or its failure (before: a dozen still open
+   at the dropper, every kind). */
+static void test_core_caps_hedge_waits_for_room(void **state) {
+  harness h;
+  rp_settings set;
+  int kind, i;
+  uint64_t open;
+
+  (void)state;
+  for (kind = RP_KIND_GENERIC; kind < RP_KIND_COUNT; ++kind) {
+    h_kind_settings(&set, (rp_kind)kind);
+    set.wait_for_token = 1;
+    assert_int_equal(h_init(&h, &set, 41), 0);
+    h_add(&h, &(h_fake){.delay = 1 * MS, .limit_qps = 20, .burst = 2});
+    h_add(&h, &(h_fake){.delay = 1 * MS,
+                        .limit_qps = 20,
+                        .burst = 2,
+                        .limit_drops = 1});
+    /* Both past probation first, as in a running tunnel. */
+    for (i = 0; i < 40; ++i) {
+      h_submit(&h);
+      h_step_to(&h, h.now + 100 * MS);
+    }
+    h.delivered = 0;
+    h.failed = 0;
+    for (i = 0; i < 30; ++i) {
+      h_submit(&h);
+    }
+    h_step_to(&h, h.now + 1000 * MS);
+    open = 30 - h.delivered - h.failed;
+    print_message("kind %d: after 1 s %llu answered, %llu failed, %llu open; "
+                  "%llu hedges\n",
+                  kind, (unsigned long long)h.delivered,
+                  (unsigned long long)h.failed, (unsigned long long)open,
+                  (unsigned long long)h_pstats(&h).hedges);
+    assert_int_equal(open, 0);
+    assert_true(h_pstats(&h).hedges > 0);
+    h_free(&h);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_caps_refusal_learns_limit),
@@ -385,6 +434,7 @@ int main(void) {
       cmocka_unit_test(test_core_caps_three_limited),
       cmocka_unit_test(test_core_caps_three_limited_kinds),
       cmocka_unit_test(test_core_caps_spill),
+      cmocka_unit_test(test_core_caps_hedge_waits_for_room),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
