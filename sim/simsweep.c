@@ -571,10 +571,6 @@ static int sweep_timeline(const sweep_opts *so, const sim_table *t,
          " samples every %.0f ms -> %s\n",
          s->name, c->name, o->seed, res.kbps_down, ctx.nsamples,
          (double)so->sample / RP_MILLISECONDS, so->timeline);
-  for (r = 0; r < cell.nres; ++r) {
-    printf("  r%zu = %s\n", r + 1, cell.res[r].name[0] ? cell.res[r].name
-                                                        : "(no name)");
-  }
   if (so->plot == NULL) {
     return 0;
   }
