@@ -416,7 +416,7 @@ static int net_event(sim_net *n, const sim_event *ev) {
 int sim_net_run(const sim_net_cell *cell, sim_net_result *res) {
   sim_net *n;
   sim_event ev;
-  rp_tstamp limit = cell->limit;
+  rp_tstamp limit = cell->limit, next_sample = 0;
   uint32_t i;
   int rv;
 
@@ -440,6 +440,16 @@ int sim_net_run(const sim_net_cell *cell, sim_net_result *res) {
     rv = net_rearm(n, i);
   }
   while (rv == 0 && !n->stop && sim_heap_pop(&n->heap, &ev) == 0) {
+    /* Samples see the state after every event before them; they push no
+       event, so the run is the same with them. */
+    while (rv == 0 && cell->sample_every > 0 && cell->on_sample != NULL &&
+           next_sample <= ev.ts && next_sample <= limit) {
+      rv = sim_net_nodes_sample(n, next_sample);
+      next_sample += cell->sample_every;
+    }
+    if (rv != 0) {
+      break;
+    }
     if (ev.ts > limit) {
       n->now = limit;
       break;

@@ -71,6 +71,19 @@ typedef struct sim_net_costs {
   rp_duration timer;
 } sim_net_costs;
 
+/* sim_net_sample_fn is called every sample_every of virtual time with
+   |pool|, the cell's one pool (NULL for a cell without one), and
+   |ids|[r], resolver r's id in it (SIM_NET_NO_ID: not in the pool, a
+   dead one its check kept out). It reads the pool (rp_pool_get_resolver_
+   stats at |now|) and changes nothing, so the run is the same with it.
+   Returns 0, or an error that ends the run. */
+typedef int (*sim_net_sample_fn)(void *arg, rp_tstamp now,
+                                 const rp_pool *pool, const uint32_t *ids,
+                                 size_t nres);
+
+/* SIM_NET_NO_ID marks a resolver that is not in the pool. */
+#define SIM_NET_NO_ID UINT32_MAX
+
 /* sim_net_cell is one run: a setup (resolvers), a client, a relay. */
 typedef struct sim_net_cell {
   /* res and nres are the setup's fake resolvers. */
@@ -104,6 +117,11 @@ typedef struct sim_net_cell {
   uint64_t seed;
   /* limit ends a run that has not finished after so long, ns. */
   rp_duration limit;
+  /* sample_every, ns (0: never), calls on_sample(sample_arg, ...) at
+     every multiple of it up to the run's end (a timeline). */
+  rp_duration sample_every;
+  sim_net_sample_fn on_sample;
+  void *sample_arg;
 } sim_net_cell;
 
 /* sim_net_result is what a run measured. */

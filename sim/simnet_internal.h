@@ -178,6 +178,10 @@ rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc);
 /* sim_net_nodes_result fills |res| from the engines. */
 void sim_net_nodes_result(sim_net *n, sim_net_result *res);
 
+/* sim_net_nodes_sample calls the cell's on_sample at |now| with its pool
+   and the resolvers' ids. Returns what on_sample returns. */
+int sim_net_nodes_sample(sim_net *n, rp_tstamp now);
+
 /* sim_net_nodes_free frees the engines. */
 void sim_net_nodes_free(sim_net *n);
 

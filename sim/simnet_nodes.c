@@ -341,6 +341,20 @@ void sim_net_nodes_result(sim_net *n, sim_net_result *res) {
   }
 }
 
+int sim_net_nodes_sample(sim_net *n, rp_tstamp now) {
+  sim_net_nodes *no = n->nodes;
+  uint32_t ids[SIM_NET_MAX_RES];
+  size_t r;
+
+  for (r = 0; r < n->cell.nres; ++r) {
+    ids[r] = no->pool != NULL && !(n->cell.check && n->cell.res[r].dead)
+                 ? no->pool_ids[r]
+                 : SIM_NET_NO_ID;
+  }
+  return n->cell.on_sample(n->cell.sample_arg, now, no->pool, ids,
+                           n->cell.nres);
+}
+
 void sim_net_nodes_free(sim_net *n) {
   sim_net_nodes *no = n->nodes;
 

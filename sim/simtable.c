@@ -12,7 +12,8 @@
  */
 #include "simtable.h"
 
-#include "simnet.h"
+#include "simsweep.h"
+#include "simtable_internal.h"
 
 #include <cjson/cJSON.h>
 
@@ -26,12 +27,6 @@
 #define RP_SOURCE_DIR "."
 #endif
 
-/* TABLE_MAX bounds the setups, columns and names of one run. */
-#define TABLE_MAX 64
-/* TABLE_NAME is the longest setup or column name kept. */
-#define TABLE_NAME 64
-/* TABLE_ERRLEN is the size of error buffers. */
-#define TABLE_ERRLEN 256
 /* TABLE_LIMITED_LIMIT and TABLE_TIMED_SLACK are the runner's client time
    limits: 240 s for a byte transfer (100 s for the real and original
    tunnels: timeout_limited), the seconds plus 30 for a timed one. */
@@ -45,46 +40,6 @@
 /* TABLE_NS_PER_S converts ns to s. */
 #define TABLE_NS_PER_S 1e9
 
-typedef struct table_setup {
-  char name[TABLE_NAME];
-  char *specs[SIM_NET_MAX_RES];
-  size_t nres;
-  int rate_limited;
-  double quick_seconds;
-} table_setup;
-
-typedef struct table_column {
-  char name[TABLE_NAME];
-  char tunnel[TABLE_NAME];
-  char mode[TABLE_NAME];
-  char relay[TABLE_NAME];
-  /* args holds mode_args. */
-  char *args[TABLE_MAX];
-  size_t nargs;
-  double timeout_limited;
-} table_column;
-
-typedef struct table_opts {
-  const char *setups_path, *columns_path;
-  /* sets are --set assignments for every pool of the run. */
-  const char *sets[TABLE_MAX];
-  size_t nsets;
-  const char *only_setups[TABLE_MAX], *only_columns[TABLE_MAX];
-  size_t nonly_setups, nonly_columns;
-  uint64_t seed, rounds;
-  uint32_t cores;
-  int quick, json, list;
-} table_opts;
-
-typedef struct table {
-  table_setup setups[TABLE_MAX];
-  size_t nsetups;
-  table_column columns[TABLE_MAX];
-  size_t ncolumns;
-  char domain[TABLE_NAME];
-  uint64_t bytes, quick_bytes, upload_bytes;
-  double seconds, quick_seconds;
-} table;
 
 static void table_usage(FILE *fp) {
   fprintf(fp,
@@ -112,6 +67,10 @@ static void table_usage(FILE *fp) {
           "  --json                 print the rounds as JSON for\n"
           "                         scenarios/runner.py --sim-results\n"
           "  --list                 list the setups and columns, exit\n"
+          "  --sweep F=V1,V2,...    a sweep of an rp_settings field over the\n"
+          "                         cells; --timeline FILE.csv one cell's\n"
+          "                         resolvers in time (respool-sim table\n"
+          "                         --sweep --help says more)\n"
           "\n"
           "Without --json: the median download kbps of each cell.\n"
           "Exit status 0, 1 when a run failed, 2 for bad usage.\n");
@@ -121,7 +80,7 @@ static void table_usage(FILE *fp) {
 /* Reading the files                                                  */
 /* ---------------------------------------------------------------- */
 
-static cJSON *table_read_json(const char *path) {
+cJSON *sim_table_read_json(const char *path) {
   FILE *f = fopen(path, "rb");
   cJSON *j = NULL;
   char *buf;
@@ -182,8 +141,8 @@ static char *table_strdup(const char *s) {
   return d;
 }
 
-static int table_load_setups(table *t, const table_opts *o) {
-  cJSON *j = table_read_json(o->setups_path), *d, *s, *r;
+static int table_load_setups(sim_table *t, const sim_table_opts *o) {
+  cJSON *j = sim_table_read_json(o->setups_path), *d, *s, *r;
 
   if (j == NULL) {
     return 2;
@@ -195,11 +154,11 @@ static int table_load_setups(table *t, const table_opts *o) {
   t->quick_seconds = table_num(d, "quick_seconds", 2);
   t->upload_bytes = (uint64_t)table_num(d, "upload_bytes", 0);
   cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, "setups")) {
-    table_setup *ts;
+    sim_table_setup *ts;
 
     if (!table_wanted(table_str(s, "name"), o->only_setups,
                       o->nonly_setups) ||
-        t->nsetups == TABLE_MAX) {
+        t->nsetups == SIM_TABLE_MAX) {
       continue;
     }
     ts = &t->setups[t->nsetups++];
@@ -222,19 +181,19 @@ static int table_load_setups(table *t, const table_opts *o) {
   return 0;
 }
 
-static int table_load_columns(table *t, const table_opts *o) {
-  cJSON *j = table_read_json(o->columns_path), *c, *a, *tun;
+static int table_load_columns(sim_table *t, const sim_table_opts *o) {
+  cJSON *j = sim_table_read_json(o->columns_path), *c, *a, *tun;
 
   if (j == NULL) {
     return 2;
   }
   snprintf(t->domain, sizeof(t->domain), "%s", table_str(j, "domain"));
   cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(j, "columns")) {
-    table_column *tc;
+    sim_table_column *tc;
 
     if (!table_wanted(table_str(c, "name"), o->only_columns,
                       o->nonly_columns) ||
-        t->ncolumns == TABLE_MAX) {
+        t->ncolumns == SIM_TABLE_MAX) {
       continue;
     }
     tc = &t->columns[t->ncolumns++];
@@ -246,7 +205,7 @@ static int table_load_columns(table *t, const table_opts *o) {
         cJSON_GetObjectItemCaseSensitive(j, "tunnels"), tc->tunnel);
     tc->timeout_limited = table_num(tun, "timeout_limited", TABLE_LIMITED_LIMIT);
     cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(c, "mode_args")) {
-      if (cJSON_IsString(a) && tc->nargs < TABLE_MAX) {
+      if (cJSON_IsString(a) && tc->nargs < SIM_TABLE_MAX) {
         tc->args[tc->nargs] = table_strdup(a->valuestring);
         if (tc->args[tc->nargs] == NULL) {
           cJSON_Delete(j);
@@ -260,7 +219,7 @@ static int table_load_columns(table *t, const table_opts *o) {
   return 0;
 }
 
-static void table_free(table *t) {
+void sim_table_free(sim_table *t) {
   size_t i, k;
 
   for (i = 0; i < t->nsetups; ++i) {
@@ -275,9 +234,25 @@ static void table_free(table *t) {
   }
 }
 
+int sim_table_load(sim_table *t, const sim_table_opts *o) {
+  int rv = table_load_setups(t, o);
+
+  if (rv == 0) {
+    rv = table_load_columns(t, o);
+  }
+  if (rv == 0 && (t->nsetups == 0 || t->ncolumns == 0)) {
+    fprintf(stderr, "respool-sim table: no setup or no column matches\n");
+    rv = 2;
+  }
+  if (rv != 0) {
+    sim_table_free(t);
+  }
+  return rv;
+}
+
 /* table_arg returns the value of client flag |flag| in |c|'s mode_args,
    or NULL. */
-static const char *table_arg(const table_column *c, const char *flag) {
+static const char *table_arg(const sim_table_column *c, const char *flag) {
   size_t i;
 
   for (i = 0; i + 1 < c->nargs; ++i) {
@@ -288,7 +263,7 @@ static const char *table_arg(const table_column *c, const char *flag) {
   return NULL;
 }
 
-static int table_has_arg(const table_column *c, const char *flag) {
+static int table_has_arg(const sim_table_column *c, const char *flag) {
   size_t i;
 
   for (i = 0; i < c->nargs; ++i) {
@@ -303,10 +278,10 @@ static int table_has_arg(const table_column *c, const char *flag) {
 /* A cell                                                             */
 /* ---------------------------------------------------------------- */
 
-/* table_cell builds the simulated cell of |s| x |c| for |seed|. Returns
+/* sim_table_cell builds the simulated cell of |s| x |c| for |seed|. Returns
    0, or 2 with the reason in |err| (a column it cannot simulate). */
-static int table_cell(const table *t, const table_opts *o,
-                      const table_setup *s, const table_column *c,
+int sim_table_cell(const sim_table *t, const sim_table_opts *o,
+                      const sim_table_setup *s, const sim_table_column *c,
                       uint64_t seed, sim_net_cell *cell, char *err,
                       size_t errlen) {
   tun_drv_settings *ds = &cell->drv;
@@ -426,7 +401,7 @@ static int table_cell(const table *t, const table_opts *o,
 /* Output                                                             */
 /* ---------------------------------------------------------------- */
 
-static cJSON *table_round_json(const table_setup *s, const table_column *c,
+static cJSON *table_round_json(const sim_table_setup *s, const sim_table_column *c,
                                uint64_t round, const sim_net_result *r) {
   cJSON *o = cJSON_CreateObject(), *cl, *fr, *cpu;
   double total = 0, secs = r->seconds > 0 ? r->seconds : 1;
@@ -458,7 +433,7 @@ static cJSON *table_round_json(const table_setup *s, const table_column *c,
   fr = cJSON_AddArrayToObject(o, "fakeres");
   for (i = 0; i < s->nres; ++i) {
     cJSON *x = cJSON_CreateObject();
-    char name[TABLE_NAME];
+    char name[SIM_TABLE_NAME];
     const char *p = strstr(s->specs[i], "name=");
 
     snprintf(name, sizeof(name), "r%zu", i + 1);
@@ -530,6 +505,11 @@ static int table_cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double sim_table_median(double *v, size_t n) {
+  qsort(v, n, sizeof(v[0]), table_cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* ---------------------------------------------------------------- */
 /* Options                                                            */
 /* ---------------------------------------------------------------- */
@@ -539,7 +519,7 @@ static int table_split(char *arg, const char **arr, size_t *pn) {
 
   for (tok = strtok_r(arg, ",", &save); tok != NULL;
        tok = strtok_r(NULL, ",", &save)) {
-    if (*pn == TABLE_MAX) {
+    if (*pn == SIM_TABLE_MAX) {
       return 2;
     }
     arr[(*pn)++] = tok;
@@ -547,11 +527,11 @@ static int table_split(char *arg, const char **arr, size_t *pn) {
   return 0;
 }
 
-static int table_parse(int argc, char **argv, table_opts *o) {
+int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
   int i;
   char *end;
 
-  *o = (table_opts){
+  *o = (sim_table_opts){
       .setups_path = RP_SOURCE_DIR "/scenarios/setups.json",
       .columns_path = RP_SOURCE_DIR "/scenarios/columns.json",
       .seed = 1,
@@ -589,14 +569,14 @@ static int table_parse(int argc, char **argv, table_opts *o) {
         return 2;
       }
     } else if (strcmp(a, "--set") == 0) {
-      char errbuf[TABLE_ERRLEN];
+      char errbuf[SIM_TABLE_ERRLEN];
       rp_settings probe;
 
       rp_settings_default(&probe, RP_KIND_GENERIC);
-      if (o->nsets == TABLE_MAX ||
+      if (o->nsets == SIM_TABLE_MAX ||
           rp_settings_set(&probe, v, errbuf, sizeof(errbuf)) != 0) {
         fprintf(stderr, "respool-sim table: --set %s: %s\n", v,
-                o->nsets == TABLE_MAX ? "too many" : errbuf);
+                o->nsets == SIM_TABLE_MAX ? "too many" : errbuf);
         return 2;
       }
       o->sets[o->nsets++] = v;
@@ -632,32 +612,28 @@ static int table_parse(int argc, char **argv, table_opts *o) {
 }
 
 int sim_table_main(int argc, char **argv) {
-  static table t;
-  table_opts o;
+  static sim_table t;
+  sim_table_opts o;
   cJSON *out = NULL, *rounds = NULL;
-  char err[TABLE_ERRLEN];
-  double kbps[TABLE_MAX];
+  char err[SIM_TABLE_ERRLEN];
+  double kbps[SIM_TABLE_MAX];
   size_t si, ci;
   uint64_t k;
   int rv, status = 0;
 
-  rv = table_parse(argc, argv, &o);
+  for (k = 1; k < (uint64_t)argc; ++k) {
+    if (strcmp(argv[k], "--sweep") == 0 || strcmp(argv[k], "--timeline") == 0) {
+      return sim_sweep_main(argc, argv);
+    }
+  }
+  rv = sim_table_parse(argc, argv, &o);
   if (rv != 0) {
     return rv < 0 ? 0 : rv;
   }
   memset(&t, 0, sizeof(t));
-  rv = table_load_setups(&t, &o);
-  if (rv == 0) {
-    rv = table_load_columns(&t, &o);
-  }
+  rv = sim_table_load(&t, &o);
   if (rv != 0) {
-    table_free(&t);
     return rv;
-  }
-  if (t.nsetups == 0 || t.ncolumns == 0) {
-    fprintf(stderr, "respool-sim table: no setup or no column matches\n");
-    table_free(&t);
-    return 2;
   }
   if (o.list) {
     for (si = 0; si < t.nsetups; ++si) {
@@ -667,7 +643,7 @@ int sim_table_main(int argc, char **argv) {
       printf("column %-22s %s %s\n", t.columns[ci].name, t.columns[ci].tunnel,
              t.columns[ci].mode);
     }
-    table_free(&t);
+    sim_table_free(&t);
     return 0;
   }
   if (o.json) {
@@ -701,7 +677,7 @@ int sim_table_main(int argc, char **argv) {
       for (k = 0; k < o.rounds; ++k) {
         double w0 = table_wall();
 
-        rv = table_cell(&t, &o, &t.setups[si], &t.columns[ci], o.seed + k,
+        rv = sim_table_cell(&t, &o, &t.setups[si], &t.columns[ci], o.seed + k,
                         &cell, err, sizeof(err));
         if (rv != 0) {
           fprintf(stderr, "respool-sim table: %s / %s: %s\n",
@@ -715,7 +691,7 @@ int sim_table_main(int argc, char **argv) {
           status = 1;
           break;
         }
-        if (nk < TABLE_MAX) {
+        if (nk < SIM_TABLE_MAX) {
           kbps[nk++] = res.kbps_down;
         }
         fprintf(stderr, "[sim] %s / %s / round %" PRIu64 ": %.0f kbps, "
@@ -732,9 +708,7 @@ int sim_table_main(int argc, char **argv) {
         if (nk == 0) {
           printf(" - |");
         } else {
-          qsort(kbps, nk, sizeof(kbps[0]), table_cmp_double);
-          printf(" %.0f |", nk % 2 ? kbps[nk / 2]
-                                   : (kbps[nk / 2 - 1] + kbps[nk / 2]) / 2);
+          printf(" %.0f |", sim_table_median(kbps, nk));
         }
         fflush(stdout);
       }
@@ -754,6 +728,6 @@ int sim_table_main(int argc, char **argv) {
     }
     cJSON_Delete(out);
   }
-  table_free(&t);
+  sim_table_free(&t);
   return status;
 }

@@ -999,7 +999,14 @@ static void pool_try_stale(rp_pool *pool, rp_try *t, rp_tstamp now) {
   ++r->stale;
   /* Nothing is judged: an unanswered try may be a poll the tunnel
      server holds. If it was lost, the next try overtakes it and it is
-     judged then (pool_try_judge). */
+     judged then (pool_try_judge). stale_caps restores the old rule that
+     capped the resolver here, reading a held poll as a burst limit met
+     (docs/simulator.md, "The stale-cap fixture"). */
+  if (pool->set.stale_caps &&
+      rp_ratelim_on_stale(&r->rl, &pool->set, t->sent, now)) {
+    pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_CAP, now,
+             "ev=cap srv=%u why=stale cap_qps=%.1f", r->slot, r->rl.cap);
+  }
   rp_select_probation_sync(pool, r, now);
 }
 

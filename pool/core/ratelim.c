@@ -519,6 +519,25 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
   return changed;
 }
 
+int rp_ratelim_on_stale(rp_ratelim *rl, const rp_settings *set,
+                        rp_tstamp sent_at, rp_tstamp now) {
+  double rate;
+
+  if (rl->cap > 0.0 || !ratelim_recent(rl->last_answer, set->rate_window, now) ||
+      !ratelim_may_lower(rl, sent_at, now)) {
+    return 0;
+  }
+  rate = rp_ratelim_rate(rl, set, now);
+  if (rl->answers < set->assume_answers && rate < set->assume_qps) {
+    /* As for a refusal: a few answers (one at a time in probation) show
+       only how little the resolver was sent. */
+    rate = set->assume_qps;
+  }
+  ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
+  rl->last_trouble = now;
+  return 1;
+}
+
 void rp_ratelim_revive(rp_ratelim *rl) {
   rl->cap = 0.0;
   rl->tokens = 0.0;

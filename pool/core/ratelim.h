@@ -214,6 +214,16 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
                        rp_tstamp sent_at, int overtaken, rp_tstamp now,
                        uint32_t *pnloss);
 
+/* rp_ratelim_on_stale applies a try sent at |sent_at| that probation
+   marked stale at |now| (no answer by its judge time) when
+   settings.stale_caps is on: the rule respool had before it knew held
+   polls. An uncapped resolver that answered within the rate window gets
+   cap_drop_factor x its answer rate (assume_qps while it has fewer than
+   assume_answers answers and answers slower), as for a drop. Returns 1
+   if the cap was set. */
+int rp_ratelim_on_stale(rp_ratelim *rl, const rp_settings *set,
+                        rp_tstamp sent_at, rp_tstamp now);
+
 /* rp_ratelim_revive forgets the cap and every trouble of a resolver that
    comes back up: what it lost while down says nothing about it now. */
 void rp_ratelim_revive(rp_ratelim *rl);

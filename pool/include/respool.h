@@ -223,6 +223,13 @@ typedef struct rp_settings {
      resolver gives before it may have more than one query in flight
      (8). */
   uint32_t probation_answers;
+  /* stale_caps, 0 or 1 (0): 1 restores a rule removed as wrong, for the
+     simulator's collapse fixture (docs/simulator.md): a try of a
+     resolver in probation unanswered by its judge time (marked stale)
+     caps the resolver at cap_drop_factor x its answer rate. A tunnel
+     server that holds a poll for a second makes that a cap of a few
+     dozen q/s on a resolver that takes thousands. */
+  int stale_caps;
   /* tc_stream_tries is how many times one query is asked again over a
      stream after a truncated UDP answer (2); past it a truncated answer
      is delivered as it is (the client may ask over TCP itself), so a

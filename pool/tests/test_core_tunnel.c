@@ -84,6 +84,59 @@ static void test_core_tunnel_opening_burst(void **state) {
   h_free(&h);
 }
 
+/* settings.stale_caps restores the rule the opening burst test's comment
+   tells of: a probation try unanswered by its judge time (a held poll)
+   caps the resolver at cap_drop_factor x its answer rate, assume_qps
+   before assume_answers answers (36 q/s: the loopback log's "ev=cap
+   why=stale cap_qps=36.0"). A lone resolver leaves probation before a
+   poll is held after an answer, so the burst over three new resolvers
+   that hold polls shows it (one query at a time each while another has
+   room): with the setting they are capped, by default they are not. */
+static void stale_caps_run(int stale_caps, size_t *pncapped,
+                           uint64_t *pnlog_cap) {
+  harness h;
+  rp_settings set;
+  size_t i;
+
+  h_default_settings(&set);
+  rp_settings_default(&set, RP_KIND_GENERIC);
+  assert_int_equal(set.stale_caps, 0);
+  set.max_inflight = 4096;
+  set.max_resolvers = 64;
+  /* The cap lines are INFO (the harness counts them, prints none). */
+  set.log_level = RP_LOG_INFO;
+  set.stale_caps = stale_caps;
+  assert_int_equal(h_init(&h, &set, 103), 0);
+  h_add(&h, &(h_fake){.delay = 10 * MS, .hold = 1 * S});
+  h_add(&h, &(h_fake){.delay = 60 * MS, .hold = 1 * S});
+  h_add(&h, &(h_fake){.delay = 250 * MS, .hold = 1 * S});
+  burst(&h, 200, 100 * RP_MICROSECONDS);
+  h_step_to(&h, h.now + 1 * S);
+  *pncapped = 0;
+  for (i = 0; i < 3; ++i) {
+    rp_resolver_stats st = h_rstats(&h, i);
+
+    print_message("stale_caps=%d: resolver %zu cap %.1f state %s\n",
+                  stale_caps, i, st.cap_qps, rp_resolver_state_str(st.state));
+    *pncapped += st.cap_qps > 0.0;
+  }
+  *pnlog_cap = h.nlog_cap;
+  h_free(&h);
+}
+
+static void test_core_tunnel_stale_caps_setting(void **state) {
+  size_t ncapped;
+  uint64_t nlog_cap;
+
+  (void)state;
+  stale_caps_run(1, &ncapped, &nlog_cap);
+  assert_true(ncapped >= 1);
+  assert_true(nlog_cap >= 1);
+  stale_caps_run(0, &ncapped, &nlog_cap);
+  assert_int_equal(ncapped, 0);
+  assert_int_equal(nlog_cap, 0);
+}
+
 /* A lone resolver that holds polls, queried slowly (one poll every
    1.5 s, each held the full second): every query is still open at its
    hedge time, none is overtaken, so none is a drop and no rate is
@@ -483,6 +536,7 @@ static void test_core_tunnel_auto_kind_dnstt(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_tunnel_opening_burst),
+      cmocka_unit_test(test_core_tunnel_stale_caps_setting),
       cmocka_unit_test(test_core_tunnel_idle_polls_no_cap),
       cmocka_unit_test(test_core_tunnel_uneven_burst),
       cmocka_unit_test(test_core_tunnel_dead_first),
