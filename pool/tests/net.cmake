@@ -4,6 +4,8 @@ rp_add_test(unit config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c
   LIBS rp_config)
 rp_add_test(unit scores SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scores.c
   LIBS rp_config)
+rp_add_test(unit tcpframe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tcpframe.c
+  LIBS rp_tcpframe)
 
 # The runtime links the core; until the core target exists these wait.
 if(TARGET rp_net)
