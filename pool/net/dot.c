@@ -334,6 +334,10 @@ static void dot_send_held(dot_conn *d) {
 
 static void dot_on_closed(rp_net_tls *t) {
   dot_conn *d = t->user_data;
+  /* A connection closed for a bad frame (dot_on_data) ends without
+     on_end: what it left in the framer, and the framer's error, must not
+     meet the next connection's bytes. */
+  rp_tcpframe_reset(&d->rframe);
   if (d->held_len > 0 && !rp_net_up_gone(d->base.up)) {
     dot_send_held(d);
   }
