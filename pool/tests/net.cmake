@@ -83,5 +83,9 @@ if(TARGET rp_net)
     rp_add_script_test(bench case_cost
       ${CMAKE_CURRENT_SOURCE_DIR}/bench/case-cost.sh)
     set_tests_properties(bench.case_cost PROPERTIES TIMEOUT 300)
+    # Ten minutes of tunnel traffic through changing conditions under ASan
+    # and UBSan (build-asan/, built by the script when missing).
+    rp_add_script_test(bench soak ${CMAKE_CURRENT_SOURCE_DIR}/bench/soak.sh)
+    set_tests_properties(bench.soak PROPERTIES TIMEOUT 2400 RUN_SERIAL TRUE)
   endif()
 endif()
