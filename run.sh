@@ -5,6 +5,7 @@
 #   ./run.sh build      install what is missing and build only
 #   ./run.sh asan       build build-asan/ with ASan+UBSan and run the unit and sim tests
 #   ./run.sh fuzz [s]   build build-fuzz/ with clang libFuzzer and fuzz each target s seconds
+#   ./run.sh fuzz-long [n]  fuzz each target for n executions (10^7) and print a table
 #   ./run.sh bench      run the bench-labelled tests
 #   ./run.sh sim [args] the table in virtual time (respool-sim table) into results/sim/
 #   ./run.sh deps       install the Debian packages the project needs
@@ -58,7 +59,55 @@ configure_build() {
 }
 
 usage() {
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+# fuzz_build configures and builds build-fuzz/ and sets fuzz_targets to
+# the fuzz_* targets found, or to those of FUZZ_TARGETS (names separated
+# by spaces) when it is set.
+fuzz_build() {
+  cmake -S "$ROOT" -B build-fuzz -DCMAKE_C_COMPILER=clang -DRP_FUZZ=ON \
+    -DRP_BUILD_TESTS=OFF -DRP_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    >/dev/null
+  mapfile -t fuzz_targets < <(cmake --build build-fuzz --target help |
+    sed -n -e 's/^\.\.\. \(fuzz_[A-Za-z0-9_]*\).*/\1/p' \
+      -e 's/^\(fuzz_[A-Za-z0-9_]*\): .*/\1/p' | sort -u)
+  if [ ${#fuzz_targets[@]} -eq 0 ]; then
+    log "no fuzz targets found (is clang installed?)"
+    exit 1
+  fi
+  if [ -n "${FUZZ_TARGETS:-}" ]; then
+    local want t found
+    for want in $FUZZ_TARGETS; do
+      found=0
+      for t in "${fuzz_targets[@]}"; do
+        [ "$t" = "$want" ] && found=1
+      done
+      [ "$found" = 1 ] || { log "no fuzz target $want"; exit 2; }
+    done
+    read -r -a fuzz_targets <<<"$FUZZ_TARGETS"
+  fi
+  cmake --build build-fuzz -j "$JOBS" --target "${fuzz_targets[@]}"
+}
+
+# fuzz_scratch NAME makes build-fuzz/corpus-NAME, a fresh copy of the
+# target's seed corpus, and sets fuzz_seed to the seed folder (empty when
+# there is none).
+fuzz_scratch() {
+  local name="$1" scratch="build-fuzz/corpus-$1"
+  [ -x "build-fuzz/fuzz/$name" ] || { log "missing build-fuzz/fuzz/$name"; exit 1; }
+  fuzz_seed="$(find "$ROOT" -path "$ROOT/build*" -prune -o -type d \
+    -path "*/fuzz/corpus/${name#fuzz_}" -print | head -n 1)"
+  rm -rf "$scratch"
+  mkdir -p "$scratch"
+  if [ -n "$fuzz_seed" ]; then
+    cp -R "$fuzz_seed"/. "$scratch"/
+  fi
+}
+
+# fuzz_stat LOG KEY prints the value of libFuzzer's final "stat::KEY".
+fuzz_stat() {
+  sed -n "s/^stat::$2: *\([0-9]*\).*/\1/p" "$1" | tail -n 1
 }
 
 cmd="${1:-main}"
@@ -92,31 +141,13 @@ case "$cmd" in
     # source tree, which is never written to. A crash, or an input that
     # runs over 10 s (-timeout), stops the script with libFuzzer's exit
     # status and leaves crash-*/timeout-* files in build-fuzz/.
+    # FUZZ_TARGETS="fuzz_a fuzz_b" runs only those.
     deps
     secs="${2:-60}"
-    cmake -S "$ROOT" -B build-fuzz -DCMAKE_C_COMPILER=clang -DRP_FUZZ=ON \
-      -DRP_BUILD_TESTS=OFF -DRP_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      >/dev/null
-    mapfile -t targets < <(cmake --build build-fuzz --target help |
-      sed -n -e 's/^\.\.\. \(fuzz_[A-Za-z0-9_]*\).*/\1/p' \
-        -e 's/^\(fuzz_[A-Za-z0-9_]*\): .*/\1/p' | sort -u)
-    if [ ${#targets[@]} -eq 0 ]; then
-      log "no fuzz targets found (is clang installed?)"
-      exit 1
-    fi
-    cmake --build build-fuzz -j "$JOBS" --target "${targets[@]}"
-    for name in "${targets[@]}"; do
-      f="build-fuzz/fuzz/$name"
-      [ -x "$f" ] || { log "missing $f"; exit 1; }
-      seed="$(find "$ROOT" -path "$ROOT/build*" -prune -o -type d \
-        -path "*/fuzz/corpus/${name#fuzz_}" -print | head -n 1)"
-      scratch="build-fuzz/corpus-$name"
-      rm -rf "$scratch"
-      mkdir -p "$scratch"
-      if [ -n "$seed" ]; then
-        cp -R "$seed"/. "$scratch"/
-      fi
-      log "fuzzing $name for ${secs}s (seed: ${seed:-none}, $(ls "$scratch" | wc -l) inputs)"
+    fuzz_build
+    for name in "${fuzz_targets[@]}"; do
+      fuzz_scratch "$name"
+      log "fuzzing $name for ${secs}s (seed: ${fuzz_seed:-none}, $(ls "build-fuzz/corpus-$name" | wc -l) inputs)"
       status=0
       (cd build-fuzz && "./fuzz/$name" -max_total_time="$secs" -timeout=10 \
         -print_final_stats=1 "corpus-$name") >"build-fuzz/$name.log" 2>&1 ||
@@ -128,6 +159,45 @@ case "$cmd" in
       fi
       log "$name: no crash in ${secs}s"
     done
+    ;;
+  fuzz-long)
+    # The long runs of docs/reliability.md: each target (FUZZ_TARGETS to
+    # choose) runs from a scratch copy of its seed corpus until it has
+    # executed $runs inputs (libFuzzer -runs), one target at a time, with
+    # the flags of `fuzz`. A crash or a timeout stops that target only;
+    # the next one still runs. At the end a Markdown table: executions,
+    # the wall time, the mean executions per second and the crashes
+    # (libFuzzer stops at the first, so 0 or 1), and the exit status is
+    # 1 if any target crashed. Logs: build-fuzz/<target>.long.log.
+    deps
+    runs="${2:-10000000}"
+    fuzz_build
+    rows=()
+    failed=0
+    for name in "${fuzz_targets[@]}"; do
+      fuzz_scratch "$name"
+      log "fuzzing $name for $runs executions (seed: ${fuzz_seed:-none})"
+      status=0
+      t0=$(date +%s)
+      (cd build-fuzz && "./fuzz/$name" -runs="$runs" -timeout=10 \
+        -print_final_stats=1 "corpus-$name") >"build-fuzz/$name.long.log" 2>&1 ||
+        status=$?
+      t1=$(date +%s)
+      execs=$(fuzz_stat "build-fuzz/$name.long.log" number_of_executed_units)
+      rate=$(fuzz_stat "build-fuzz/$name.long.log" average_exec_per_sec)
+      crashes=0
+      if [ "$status" -ne 0 ]; then
+        crashes=1
+        failed=1
+        log "$name FAILED (exit $status); see build-fuzz/$name.long.log"
+      fi
+      rows+=("| \`$name\` | ${execs:-?} | $((t1 - t0)) s | ${rate:-?} | $crashes |")
+      log "$name: ${execs:-?} executions in $((t1 - t0)) s, $crashes crashes"
+    done
+    printf '\n| target | executions | wall time | exec/s | crashes |\n'
+    printf '|---|---|---|---|---|\n'
+    printf '%s\n' "${rows[@]}"
+    exit "$failed"
     ;;
   bench)
     deps

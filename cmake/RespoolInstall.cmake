@@ -6,7 +6,7 @@
 include(GNUInstallDirs)
 
 install(TARGETS respool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS rp_net rp_disc rp_config rp_core rp_dns
+install(TARGETS rp_net rp_tcpframe rp_disc rp_config rp_core rp_dns
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES
   ${PROJECT_SOURCE_DIR}/pool/include/respool.h

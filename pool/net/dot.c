@@ -31,7 +31,7 @@
 #include <string.h>
 
 /* DOT_PREFIX_LEN is the length prefix of a frame. */
-#define DOT_PREFIX_LEN 2u
+#define DOT_PREFIX_LEN RP_TCPFRAME_PREFIX_LEN
 
 /* ------------------------------------------------------------------ */
 /* Shared by DoT and DoH                                                */
@@ -235,9 +235,9 @@ typedef struct dot_conn {
   rp_net_tlsup base;
   /* ids marks the upstream IDs in flight on the connection. */
   uint8_t ids[RP_NET_IDMAP_LEN];
-  /* rbuf holds |rlen| bytes of partial frames. */
+  /* rframe splits the decrypted bytes into answers, in |rbuf|. */
+  rp_tcpframe rframe;
   uint8_t rbuf[RP_NET_STREAM_FRAME_MAX];
-  size_t rlen;
   /* frame is where one query is framed before it is written. */
   uint8_t frame[RP_NET_STREAM_FRAME_MAX];
   /* held keeps |held_len| bytes of framed queries sent while the
@@ -280,38 +280,30 @@ static void dot_on_data(rp_net_tls *t, const uint8_t *data, size_t len,
   dot_conn *d = t->user_data;
   rp_net_upstream *up = d->base.up;
   while (len > 0 && t->state == RP_NET_TLS_OPEN) {
-    size_t room = sizeof(d->rbuf) - d->rlen;
-    size_t take = len < room ? len : room;
-    size_t off = 0;
-    memcpy(d->rbuf + d->rlen, data, take);
-    d->rlen += take;
+    size_t take = rp_tcpframe_feed(&d->rframe, data, len);
+    const uint8_t *msg;
+    size_t mlen;
+    int rv;
     data += take;
     len -= take;
-    while (t->state == RP_NET_TLS_OPEN && d->rlen - off >= DOT_PREFIX_LEN) {
-      size_t mlen = (size_t)((d->rbuf[off] << 8) | d->rbuf[off + 1]);
-      const uint8_t *msg = d->rbuf + off + DOT_PREFIX_LEN;
-      if (mlen == 0) {
+    while (t->state == RP_NET_TLS_OPEN) {
+      rv = rp_tcpframe_next(&d->rframe, &msg, &mlen);
+      if (rv == 0) {
+        break;
+      }
+      if (rv < 0) {
+        /* A zero length; with a buffer of RP_NET_STREAM_FRAME_MAX no
+           length is too large. */
         rp_net_log(up->np, RP_LOG_WARN, "ev=dot_bad_frame res=%s", up->name);
         rp_net_tls_close(t);
         dot_fail_inflight(d, RP_OUTCOME_MALFORMED);
         return;
       }
-      if (d->rlen - off < DOT_PREFIX_LEN + mlen) {
-        break;
-      }
       if (mlen >= 2) {
         uint16_t id = rp_dns_get_id(msg);
         d->ids[id >> 3] &= (uint8_t) ~(1u << (id & 7u));
       }
-      off += DOT_PREFIX_LEN + mlen;
       rp_net_upstream_on_answer(up, msg, mlen, RP_ANSWER_STREAM, now);
-    }
-    if (t->state != RP_NET_TLS_OPEN) {
-      return;
-    }
-    if (off > 0) {
-      memmove(d->rbuf, d->rbuf + off, d->rlen - off);
-      d->rlen -= off;
     }
   }
 }
@@ -319,7 +311,7 @@ static void dot_on_data(rp_net_tls *t, const uint8_t *data, size_t len,
 static void dot_on_end(rp_net_tls *t, rp_net_tls_end why, const char *reason) {
   dot_conn *d = t->user_data;
   rp_outcome outcome = rp_net_tlsup_on_end(&d->base, why, reason);
-  d->rlen = 0;
+  rp_tcpframe_reset(&d->rframe);
   dot_fail_inflight(d, outcome);
 }
 
@@ -342,6 +334,10 @@ static void dot_send_held(dot_conn *d) {
 
 static void dot_on_closed(rp_net_tls *t) {
   dot_conn *d = t->user_data;
+  /* A connection closed for a bad frame (dot_on_data) ends without
+     on_end: what it left in the framer, and the framer's error, must not
+     meet the next connection's bytes. */
+  rp_tcpframe_reset(&d->rframe);
   if (d->held_len > 0 && !rp_net_up_gone(d->base.up)) {
     dot_send_held(d);
   }
@@ -391,6 +387,7 @@ static int dot_open(rp_net_upstream *up) {
     return RP_ERR_NOMEM;
   }
   rp_net_tlsup_init(&d->base, up, &dot_tls_cb);
+  rp_tcpframe_init(&d->rframe, d->rbuf, sizeof(d->rbuf));
   up->transport_data = d;
   return 0;
 }

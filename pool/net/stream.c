@@ -2,8 +2,9 @@
  * stream.c: length-prefixed DNS over a TCP connection.
  *
  * IMPLEMENTATION NOTES
- * - Reading: libuv reads into the free tail of |rbuf|; every whole frame
- *   is handed up and the remainder moved to the front. A zero length
+ * - Reading: libuv reads straight into the framer's free room
+ *   (tcpframe.h); every whole frame is handed up, and the framer moves
+ *   the remainder to the front before the next read. A zero length
  *   prefix is a protocol violation and ends the stream.
  * - Writing: with nothing queued the frame goes out by uv_try_write (no
  *   copy). Otherwise, or for what the kernel did not take, the bytes are
@@ -19,7 +20,7 @@
 /* STREAM_WBUF_INITIAL is the first capacity of a write buffer. */
 #define STREAM_WBUF_INITIAL 4096u
 /* STREAM_PREFIX_LEN is the length prefix of a frame. */
-#define STREAM_PREFIX_LEN 2u
+#define STREAM_PREFIX_LEN RP_TCPFRAME_PREFIX_LEN
 
 void rp_net_stream_init(rp_net_stream *s, const rp_net_stream_callbacks *cb,
                         const rp_mem *mem, void *user_data) {
@@ -41,12 +42,11 @@ static void stream_unqueued(rp_net_stream *s, size_t n) {
 
 static void stream_free_buffers(rp_net_stream *s) {
   stream_unqueued(s, s->wlen[0] + s->wlen[1]);
-  s->mem->free(s->rbuf, s->mem->user_data);
+  s->mem->free(s->rframe.buf, s->mem->user_data);
   s->mem->free(s->wbuf[0], s->mem->user_data);
   s->mem->free(s->wbuf[1], s->mem->user_data);
-  s->rbuf = NULL;
+  s->rframe = (rp_tcpframe){.buf = NULL};
   s->wbuf[0] = s->wbuf[1] = NULL;
-  s->rlen = 0;
   s->wlen[0] = s->wlen[1] = 0;
   s->wcap[0] = s->wcap[1] = 0;
   s->wbusy = -1;
@@ -81,50 +81,47 @@ static void stream_end(rp_net_stream *s, int uverr) {
 }
 
 static int stream_alloc_buffers(rp_net_stream *s) {
-  s->rbuf = s->mem->malloc(RP_NET_STREAM_FRAME_MAX, s->mem->user_data);
-  if (!s->rbuf) {
+  uint8_t *rbuf = s->mem->malloc(RP_NET_STREAM_FRAME_MAX, s->mem->user_data);
+  if (!rbuf) {
     return RP_ERR_NOMEM;
   }
-  s->rlen = 0;
+  rp_tcpframe_init(&s->rframe, rbuf, RP_NET_STREAM_FRAME_MAX);
   s->wbusy = -1;
   return 0;
 }
 
 static void stream_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   rp_net_stream *s = h->data;
+  size_t room;
   (void)suggested;
-  buf->base = (char *)s->rbuf + s->rlen;
-  buf->len = RP_NET_STREAM_FRAME_MAX - s->rlen;
+  buf->base = (char *)rp_tcpframe_space(&s->rframe, &room);
+  buf->len = room;
 }
 
 static void stream_read_cb(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf) {
   rp_net_stream *s = h->data;
-  size_t off = 0;
   rp_tstamp now = (rp_tstamp)uv_hrtime();
+  const uint8_t *msg;
+  size_t mlen;
+  int rv;
   (void)buf;
   if (nread < 0) {
     stream_end(s, (int)nread);
     return;
   }
-  s->rlen += (size_t)nread;
-  while (s->state == RP_NET_STREAM_OPEN && s->rlen - off >= STREAM_PREFIX_LEN) {
-    size_t mlen = (size_t)((s->rbuf[off] << 8) | s->rbuf[off + 1]);
-    if (mlen == 0) {
+  rp_tcpframe_commit(&s->rframe, (size_t)nread);
+  while (s->state == RP_NET_STREAM_OPEN) {
+    rv = rp_tcpframe_next(&s->rframe, &msg, &mlen);
+    if (rv == 0) {
+      break;
+    }
+    if (rv < 0) {
+      /* A zero length; with a buffer of RP_NET_STREAM_FRAME_MAX no
+         length is too large. */
       stream_end(s, UV_EPROTO);
       return;
     }
-    if (s->rlen - off < STREAM_PREFIX_LEN + mlen) {
-      break;
-    }
-    s->cb->on_message(s, s->rbuf + off + STREAM_PREFIX_LEN, mlen, now);
-    off += STREAM_PREFIX_LEN + mlen;
-  }
-  if (s->state != RP_NET_STREAM_OPEN) {
-    return;
-  }
-  if (off > 0) {
-    memmove(s->rbuf, s->rbuf + off, s->rlen - off);
-    s->rlen -= off;
+    s->cb->on_message(s, msg, mlen, now);
   }
 }
 

@@ -15,6 +15,7 @@
 #define RP_NET_STREAM_H
 
 #include "respool.h"
+#include "tcpframe.h"
 
 #include <uv.h>
 
@@ -23,7 +24,7 @@
 #define RP_NET_STREAM_MAX_PENDING (1024u * 1024u)
 /* RP_NET_STREAM_FRAME_MAX is the largest frame: the prefix and a message
    of at most 65535 bytes. */
-#define RP_NET_STREAM_FRAME_MAX (2u + 65535u)
+#define RP_NET_STREAM_FRAME_MAX RP_TCPFRAME_FRAME_MAX
 
 typedef enum rp_net_stream_state {
   RP_NET_STREAM_CLOSED = 0, /* no handle: may be connected again */
@@ -61,10 +62,10 @@ struct rp_net_stream {
   /* user_data is the owner's. */
   void *user_data;
   rp_net_stream_state state;
-  /* rbuf holds |rlen| bytes of partial frames (RP_NET_STREAM_FRAME_MAX
-     bytes). */
-  uint8_t *rbuf;
-  size_t rlen;
+  /* rframe splits what is read into messages; its buffer
+     (RP_NET_STREAM_FRAME_MAX bytes) is allocated while the stream has a
+     handle, and rframe.buf is NULL otherwise. */
+  rp_tcpframe rframe;
   /* wbuf[0..1] are the write buffers: |wbusy| is the index being written
      by |write_req| or -1; the other one accumulates. */
   uint8_t *wbuf[2];

@@ -4,6 +4,8 @@ rp_add_test(unit config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c
   LIBS rp_config)
 rp_add_test(unit scores SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scores.c
   LIBS rp_config)
+rp_add_test(unit tcpframe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tcpframe.c
+  LIBS rp_tcpframe)
 
 # The runtime links the core; until the core target exists these wait.
 if(TARGET rp_net)
@@ -81,5 +83,9 @@ if(TARGET rp_net)
     rp_add_script_test(bench case_cost
       ${CMAKE_CURRENT_SOURCE_DIR}/bench/case-cost.sh)
     set_tests_properties(bench.case_cost PROPERTIES TIMEOUT 300)
+    # Ten minutes of tunnel traffic through changing conditions under ASan
+    # and UBSan (build-asan/, built by the script when missing).
+    rp_add_script_test(bench soak ${CMAKE_CURRENT_SOURCE_DIR}/bench/soak.sh)
+    set_tests_properties(bench.soak PROPERTIES TIMEOUT 2400 RUN_SERIAL TRUE)
   endif()
 endif()

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz_config (corpus/config/) and fuzz_scores
-(corpus/scores/).
+"""Writes the seed corpora of fuzz_config (corpus/config/), fuzz_scores
+(corpus/scores/) and fuzz_tcp_frame (corpus/tcp_frame/).
 
 The config seeds are the examples of docs/config.md, the good and bad
 texts of pool/tests/test_config.c, and a few more that reach the other
 fields (tuning of every type, discovery, every resolver form). The scores
 seeds are the examples of docs/config.md and pool/tests/test_scores.c and
 variants (several keys, clamping, entries that are not numbers, corrupt
-files), and the reproducers of the known bugs (crash-*). Run from
-anywhere: python3 gen_corpus.py
+files), and the reproducers of the known bugs (crash-*). The tcp_frame
+seeds are streams of framed queries and answers cut in several ways, and
+the ends a stream can have: a zero length, a length past a small buffer, a
+frame cut short. Run from anywhere: python3 gen_corpus.py
 """
 import os
+import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -197,11 +200,95 @@ CRASHES = {
 }
 
 
+# fuzz_tcp_frame's input (fuzz_tcp_frame.c): a buffer byte (below 0x80
+# the runtime's 65537 bytes, else 3 + 4 * (b & 0x7f)), a count of chunk
+# bytes, the chunk bytes (0xff: the rest; else (c & 0x7f) + 1 bytes, top
+# bit: put in with space/commit rather than feed), then the stream.
+FULL = 0x00
+REST = 0xff
+DIRECT = 0x80
+
+
+def small(cap):
+    """The buffer byte of a small buffer of |cap| bytes."""
+    assert (cap - 3) % 4 == 0 and 3 <= cap <= 511
+    return 0x80 | (cap - 3) // 4
+
+
+def dns_name(name):
+    out = b""
+    for label in name.split("."):
+        out += bytes([len(label)]) + label.encode()
+    return out + b"\0"
+
+
+def query(qid, name, qtype=1):
+    return (struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 1) +
+            dns_name(name) + struct.pack(">HH", qtype, 1) +
+            # An OPT record: 4096-byte UDP payload.
+            b"\0" + struct.pack(">HHIH", 41, 4096, 0, 0))
+
+
+def txt_answer(qid, name, payload):
+    q = dns_name(name) + struct.pack(">HH", 16, 1)
+    rdata = b""
+    for i in range(0, len(payload), 255):
+        part = payload[i:i + 255]
+        rdata += bytes([len(part)]) + part
+    return (struct.pack(">HHHHHH", qid, 0x8180, 1, 1, 0, 0) + q +
+            b"\xc0\x0c" + struct.pack(">HHIH", 16, 1, 60, len(rdata)) +
+            rdata)
+
+
+def frame(msg):
+    return struct.pack(">H", len(msg)) + msg
+
+
+def tcp_seed(cap, chunks, stream):
+    assert len(chunks) < 256
+    return bytes([cap, len(chunks)]) + bytes(chunks) + stream
+
+
+Q1 = query(0x1234, "example.com")
+Q2 = query(0xbeef, "aaaa.t.example.com", 16)
+Q3 = query(0x0001, "x." * 60 + "t.example.com", 16)
+A1 = txt_answer(0xbeef, "aaaa.t.example.com", bytes(range(256)) * 2)
+A2 = txt_answer(0x0002, "b.t.example.com", b"\x5a" * 3000)
+THREE = frame(Q1) + frame(Q2) + frame(Q3)
+
+TCP_FRAME = {
+    "one_query": tcp_seed(FULL, [], frame(Q1)),
+    "three_bytewise": tcp_seed(FULL, [0x00], THREE),
+    "three_direct_6": tcp_seed(FULL, [DIRECT | 5], THREE),
+    "three_mixed": tcp_seed(FULL, [0x01, DIRECT | 0x02, 0x7f, REST], THREE),
+    "prefix_split": tcp_seed(FULL, [0x00, DIRECT | 0x7f], THREE),
+    "answers_direct_128": tcp_seed(FULL, [DIRECT | 0x7f],
+                                   frame(A1) + frame(A2) + frame(Q1)),
+    "answer_feed_odd": tcp_seed(FULL, [0x06, 0x10, 0x2a], frame(A2)),
+    "cut_short": tcp_seed(FULL, [0x03], frame(Q1) + frame(A1)[:100]),
+    "one_byte_left": tcp_seed(FULL, [], frame(Q2) + b"\x00"),
+    "zero_length": tcp_seed(FULL, [0x04], frame(Q1) + b"\0\0" + frame(Q2)),
+    "zero_length_first": tcp_seed(FULL, [], b"\0\0"),
+    "small_exact": tcp_seed(small(11), [DIRECT | 0x01],
+                            frame(b"\x11" * 9) * 3 + frame(b"\x22" * 5)),
+    "small_over": tcp_seed(small(11), [0x00],
+                           frame(b"\x11" * 9) + frame(b"\x33" * 10)),
+    "small_query_over": tcp_seed(small(51), [0x09], frame(Q1) + frame(Q3)),
+    "largest_small": tcp_seed(small(511), [DIRECT | 0x7f, 0x7f],
+                              frame(b"\x44" * 509) + frame(b"\x55" * 510)),
+    "tiny_buffer": tcp_seed(small(3), [0x00],
+                            frame(b"\x01") * 4 + b"\x00\x02\x01\x02"),
+    "empty_stream": tcp_seed(FULL, [0x00, 0x01], b""),
+    "chunks_only": tcp_seed(FULL, [0x80] * 8, b""),
+}
+
+
 def write(dirname, name, text):
     path = os.path.join(HERE, "corpus", dirname)
     os.makedirs(path, exist_ok=True)
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     with open(os.path.join(path, name), "wb") as f:
-        f.write(text.encode("utf-8"))
+        f.write(data)
 
 
 def main():
@@ -213,8 +300,11 @@ def main():
         write("scores", name + ".json", text)
     for (dirname, name), text in CRASHES.items():
         write(dirname, name, text)
-    print("wrote %d config and %d scores seeds, %d reproducers" %
-          (len(CONFIG) + len(BAD), len(SCORES), len(CRASHES)))
+    for name, data in TCP_FRAME.items():
+        write("tcp_frame", name, data)
+    print("wrote %d config, %d scores and %d tcp_frame seeds, %d reproducers"
+          % (len(CONFIG) + len(BAD), len(SCORES), len(TCP_FRAME),
+             len(CRASHES)))
 
 
 if __name__ == "__main__":
