@@ -181,7 +181,7 @@ static void fuzz_check_config(const rp_config *cfg) {
              "wait_for_token %d", cfg->wait_for_token);
   FUZZ_CHECK(!cfg->has_kind ||
                  (cfg->kind == RP_KIND_GENERIC || cfg->kind == RP_KIND_DNSTT ||
-                  cfg->kind == RP_KIND_MASTERDNS),
+                  cfg->kind == RP_KIND_MASTERDNS || cfg->kind == RP_KIND_AUTO),
              "kind %d", (int)cfg->kind);
   FUZZ_CHECK(!cfg->has_load_balance ||
                  ((int)cfg->load_balance >= (int)RP_BALANCE_AUTO &&
