@@ -1493,7 +1493,12 @@ static int pool_hedge_nudge(rp_pool *pool, rp_query *q, rp_try *t,
     return 0;
   }
   if (r->rl.cap > 0.0) {
-    rp_ratelim_update(&r->rl, &pool->set, now);
+    if (rp_ratelim_update(&r->rl, &pool->set, now)) {
+      /* Lifted: its keys and place change (as at its token timer). */
+      rp_select_unplace(pool, r);
+      rp_select_refresh(pool, r, now);
+      rp_select_place(pool, r, now);
+    }
     if (r->rl.cap > 0.0 && !rp_ratelim_take(&r->rl)) {
       return 0;
     }
