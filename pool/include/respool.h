@@ -268,7 +268,8 @@ typedef struct rp_settings {
      lowers the cap by (0.3). */
   double quiet_max_step;
   /* assume_answers: a first refusal before this many answers assumes
-     assume_qps (10); a drop before then too. */
+     assume_qps (10; 40 for kinds dnstt and masterdns); a drop before
+     then too. */
   uint32_t assume_answers;
   /* assume_qps is the answer rate assumed then, queries/s (40: a
      refusing resolver starts at cap 48, a dropping one at 36; too high
