@@ -12,7 +12,9 @@
  * once must reach the server on the one connection as one batch and all
  * come back NOERROR with their own IDs, though answered last-first. Then
  * the server closes the connection; the next query opens a new one
- * (resumed session).
+ * (resumed session). Last, an answer followed by a zero-length frame in
+ * the same record: delivered, the connection closed, and the next one
+ * starts with an empty framer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,6 +60,10 @@ typedef struct server {
      answers to this many (0 = never); set by the test, cleared by the
      server when it closes. */
   volatile int close_after;
+  /* zero_after: write a zero-length frame right behind the next answer,
+     in the same record (a protocol error the pool closes on); cleared by
+     the server. */
+  volatile int zero_after;
   volatile int max_batch;
   volatile int connections;
   char dir[64];
@@ -130,12 +136,18 @@ static void s_conn(server *sv, int fd) {
     }
     /* Last in, first out. */
     for (i = n - 1; i >= 0; --i) {
-      uint8_t out[MSG_MAX + 2];
+      uint8_t out[MSG_MAX + 4];
+      int olen = (int)batch[i].len + 2;
       out[0] = (uint8_t)(batch[i].len >> 8);
       out[1] = (uint8_t)batch[i].len;
       memcpy(out + 2, batch[i].b, batch[i].len);
       out[4] |= 0x80;
-      if (SSL_write(ssl, out, (int)batch[i].len + 2) <= 0) {
+      if (sv->zero_after) {
+        sv->zero_after = 0;
+        out[olen++] = 0;
+        out[olen++] = 0;
+      }
+      if (SSL_write(ssl, out, olen) <= 0) {
         r = -1;
         break;
       }
@@ -358,6 +370,28 @@ static void test_dot_pipelined_out_of_order(void **state) {
   assert_int_equal(sv.connections, 2);
   assert_int_equal(k.tls_handshakes, 2);
   assert_int_equal(k.tls_resumed, 1);
+
+  /* An answer with a zero-length frame behind it in the same read: the
+     answer is delivered, the pool closes the connection, and the next
+     query's new connection starts clean. (Until the fix the framer kept
+     the zero length: every later connection of the resolver met it at
+     its first read and closed.) */
+  sv.zero_after = 1;
+  c_send(&c, (const struct sockaddr *)&lis, 32);
+  while (c.rcode[32] < 0) {
+    uv_run(&loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(c.rcode[32], RP_DNS_RCODE_NOERROR);
+  for (i = 33; i < 36; ++i) {
+    c_send(&c, (const struct sockaddr *)&lis, i);
+    while (c.rcode[i] < 0) {
+      uv_run(&loop, UV_RUN_ONCE);
+    }
+    assert_int_equal(c.rcode[i], RP_DNS_RCODE_NOERROR);
+  }
+  print_message("# DoT: after the zero-length frame: connections=%d\n",
+                sv.connections);
+  assert_int_equal(sv.connections, 3);
 
   rp_net_pool_stop(np, closed_cb, &closed);
   uv_close((uv_handle_t *)&c.udp, NULL);
