@@ -77,7 +77,7 @@ int tun_xfer_pump(tun_xfer *x, tun_cli *cli, rp_tstamp now) {
     x->down_fnv = tun_xfer_fnv1a(x->down_fnv, buf, n);
     x->bytes_down += n;
   }
-  while (x->up_written < x->up_target) {
+  while (!x->up_held && x->up_written < x->up_target) {
     uint64_t left = x->up_target - x->up_written;
 
     n = left < sizeof(buf) ? (size_t)left : sizeof(buf);

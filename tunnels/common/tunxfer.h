@@ -72,6 +72,9 @@ typedef struct tun_xfer {
   /* check is 1 to compare downloaded bytes with the pattern (0 when the
      server serves a file). */
   int check;
+  /* up_held is 1 while the upload waits for the session to open (the
+     driver clears it; 0 after tun_xfer_init). */
+  int up_held;
   /* read_up, when not NULL, gives the upload instead of the pattern
      (up_target must be its size); write_down, when not NULL, receives
      the download. Both get io_data. */
