@@ -225,6 +225,7 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
      answered: until the first answer it sends polls and no stream
      byte. */
   d->xfer.up_held = d->set.model == TUN_DRV_ORIGINAL;
+  d->xfer.hash = !s->no_down_hash;
   if (s->model == TUN_DRV_MD) {
     d->sends = mem->calloc(TUN_DRV_MD_MAX_SENDS, sizeof(drv_md_send),
                            mem->user_data);

@@ -97,6 +97,9 @@ typedef struct tun_drv_settings {
   size_t dup;
   tun_bal_strategy strategy;
   uint16_t mtu_ceiling;
+  /* no_down_hash: 1 skips the FNV-1a hash of the download (0: kept, as
+     the clients print it); the simulator reads no hash. */
+  int no_down_hash;
 } tun_drv_settings;
 
 typedef struct tun_drv_callbacks {
