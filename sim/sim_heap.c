@@ -2,7 +2,7 @@
  * sim_heap.c: the (ts, seq)-ordered event heap (see sim_heap.h).
  *
  * IMPLEMENTATION NOTES
- * - A plain array binary heap: push and pop are O(log n), with no
+ * - A plain array 4-ary heap: push and pop are O(log n), with no
  *   allocation except when the array doubles. A simulation holds a few
  *   events per query in flight, so the array stays small.
  * - The order is total: (ts, seq) with seq unique, so ties never depend
@@ -10,11 +10,15 @@
  */
 #include "sim_heap.h"
 
+/* SIM_HEAP_ARITY is the children per node: a 4-ary heap is half as deep
+   as a binary one, and a node's children share a cache line or two. */
+#define SIM_HEAP_ARITY 4u
+
 /* SIM_HEAP_INITIAL_CAP is the first allocation, in events. */
 #define SIM_HEAP_INITIAL_CAP 256u
 
 /* heap_before returns 1 if |x| must leave before |y|. */
-static int heap_before(const sim_event *x, const sim_event *y) {
+static inline int heap_before(const sim_event *x, const sim_event *y) {
   if (x->ts != y->ts) {
     return x->ts < y->ts;
   }
@@ -56,6 +60,7 @@ static int heap_grow(sim_heap *heap) {
 }
 
 int sim_heap_push(sim_heap *heap, const sim_event *ev) {
+  sim_event e;
   size_t i;
   int rv = 0;
   if (heap->len == heap->cap) {
@@ -64,20 +69,20 @@ int sim_heap_push(sim_heap *heap, const sim_event *ev) {
       return rv;
     }
   }
+  /* Sift the hole up, then drop the event in: one copy per level. */
+  e = *ev;
+  e.seq = heap->next_seq++;
   i = heap->len++;
-  heap->events[i] = *ev;
-  heap->events[i].seq = heap->next_seq++;
   while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    sim_event tmp;
-    if (!heap_before(&heap->events[i], &heap->events[parent])) {
+    size_t parent = (i - 1) / SIM_HEAP_ARITY;
+
+    if (!heap_before(&e, &heap->events[parent])) {
       break;
     }
-    tmp = heap->events[i];
     heap->events[i] = heap->events[parent];
-    heap->events[parent] = tmp;
     i = parent;
   }
+  heap->events[i] = e;
   return rv;
 }
 
@@ -86,6 +91,7 @@ const sim_event *sim_heap_top(const sim_heap *heap) {
 }
 
 int sim_heap_pop(sim_heap *heap, sim_event *pev) {
+  sim_event last;
   size_t i = 0;
   if (heap->len == 0) {
     return RP_ERR_NOT_FOUND;
@@ -95,26 +101,31 @@ int sim_heap_pop(sim_heap *heap, sim_event *pev) {
   if (heap->len == 0) {
     return 0;
   }
-  heap->events[0] = heap->events[heap->len];
+  /* Sift the hole left at the root down along the earliest child, then
+     drop the last event in: one copy per level. */
+  last = heap->events[heap->len];
   for (;;) {
-    size_t l = 2 * i + 1;
-    size_t r = l + 1;
-    size_t m = i;
-    sim_event tmp;
-    if (l < heap->len && heap_before(&heap->events[l], &heap->events[m])) {
-      m = l;
-    }
-    if (r < heap->len && heap_before(&heap->events[r], &heap->events[m])) {
-      m = r;
-    }
-    if (m == i) {
+    size_t first = SIM_HEAP_ARITY * i + 1, end = first + SIM_HEAP_ARITY;
+    size_t m = first, k;
+
+    if (first >= heap->len) {
       break;
     }
-    tmp = heap->events[i];
+    if (end > heap->len) {
+      end = heap->len;
+    }
+    for (k = first + 1; k < end; ++k) {
+      if (heap_before(&heap->events[k], &heap->events[m])) {
+        m = k;
+      }
+    }
+    if (!heap_before(&heap->events[m], &last)) {
+      break;
+    }
     heap->events[i] = heap->events[m];
-    heap->events[m] = tmp;
     i = m;
   }
+  heap->events[i] = last;
   return 0;
 }
 

@@ -1489,7 +1489,8 @@ static int pool_hedge_nudge(rp_pool *pool, rp_query *q, rp_try *t,
       now < rp_tstamp_add(t->sent, pool->set.past_cap_interval) ||
       q->ntries >= RP_CORE_MAX_TRIES ||
       r->inflight >= RP_CORE_RES_MAX_INFLIGHT ||
-      (r->probation && !rp_res_overflow_room(r))) {
+      (r->probation &&
+       (pool->set.probation_strict || !rp_res_overflow_room(r)))) {
     return 0;
   }
   if (r->rl.cap > 0.0) {

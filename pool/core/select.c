@@ -198,9 +198,10 @@ static void select_to_token(rp_pool *pool, rp_res *r, rp_tstamp now) {
 
 /* select_may_overflow returns 1 if the probation resolver |r| may take
    queries past its one in flight when no other resolver can: it replied
-   before (a dead one never gets more than its probation query). */
-static int select_may_overflow(const rp_res *r) {
-  return r->replies > 0;
+   before (a dead one never gets more than its probation query), and
+   probation_strict (the old rule, a fixture) is off. */
+static int select_may_overflow(const rp_pool *pool, const rp_res *r) {
+  return r->replies > 0 && !pool->set.probation_strict;
 }
 
 rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r) {
@@ -239,7 +240,7 @@ void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now) {
     return;
   }
   if (rp_res_probation_busy(r)) {
-    if (select_may_overflow(r)) {
+    if (select_may_overflow(pool, r)) {
       r->where = RP_WHERE_BUSY;
       select_push(&pool->busy, &r->e_lru);
     } else {
@@ -308,7 +309,7 @@ void rp_select_probation_sync(rp_pool *pool, rp_res *r, rp_tstamp now) {
     return;
   }
   if (!rp_res_probation_busy(r) ||
-      (r->where == RP_WHERE_BUSY) != select_may_overflow(r)) {
+      (r->where == RP_WHERE_BUSY) != select_may_overflow(pool, r)) {
     rp_select_place(pool, r, now);
   }
 }
@@ -469,7 +470,7 @@ static uint32_t select_overflow(rp_pool *pool, rp_query *q, rp_tstamp now) {
     r = rp_container_of(pe, rp_res, e_lru);
     rp_pq_pop(&pool->busy);
     r->where = RP_WHERE_NONE;
-    if (!rp_res_probation_busy(r) || !select_may_overflow(r)) {
+    if (!rp_res_probation_busy(r) || !select_may_overflow(pool, r)) {
       rp_select_place(pool, r, now);
       continue;
     }
@@ -743,7 +744,7 @@ uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now) {
       continue;
     }
     if (rp_res_probation_busy(r) &&
-        (!select_may_overflow(r) || !rp_res_overflow_room(r))) {
+        (!select_may_overflow(pool, r) || !rp_res_overflow_room(r))) {
       continue;
     }
     if (r->rl.cap > 0.0) {

@@ -128,6 +128,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .loss_window = 10.0,
       .probation_answers = 8,
       .stale_caps = 0,
+      .probation_strict = 0,
       .tc_stream_tries = 2,
       .retry_left_out = 2 * RP_SECONDS,
 

@@ -64,6 +64,8 @@ static const rp_settings_field settings_table[] = {
                    "answers before a new resolver gets more than one query"),
     SETTINGS_FIELD(stale_caps, RP_SETTINGS_BOOL,
                    "1: a stale try in probation caps (the old, wrong rule)"),
+    SETTINGS_FIELD(probation_strict, RP_SETTINGS_BOOL,
+                   "1: probation keeps one query even when none else can"),
     SETTINGS_FIELD(tc_stream_tries, RP_SETTINGS_U32,
                    "stream tries of one query after truncated answers"),
     SETTINGS_FIELD(retry_left_out, RP_SETTINGS_DURATION,

@@ -230,6 +230,14 @@ typedef struct rp_settings {
      server that holds a poll for a second makes that a cap of a few
      dozen q/s on a resolver that takes thousands. */
   int stale_caps;
+  /* probation_strict, 0 or 1 (0): 1 restores the probation removed as
+     wrong, for the simulator's collapse fixture with stale_caps
+     (docs/simulator.md): a resolver in probation holds one query in
+     flight (plus its stale tries) even when no other resolver can take
+     the query, where 0 lets one that replied take up to one more than
+     its replies. Behind a tunnel server that holds its newest poll,
+     that one query sits there for a second. */
+  int probation_strict;
   /* tc_stream_tries is how many times one query is asked again over a
      stream after a truncated UDP answer (2); past it a truncated answer
      is delivered as it is (the client may ask over TCP itself), so a

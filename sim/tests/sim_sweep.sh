@@ -2,11 +2,12 @@
 # sim_sweep.sh BIN: `respool-sim table --sweep` and `--timeline`: the
 # same seeds give a byte-identical CSV; a bad field or value exits 2
 # naming it; a timeline has a row per 100 ms and refuses a cell without
-# a pool. And settings.stale_caps (docs/simulator.md, "The stale-cap
-# fixture"): the rule fires in the simulator (three-limited moves other
-# bytes with it), and the real dnstt model on one unlimited resolver
-# does not collapse with it or without it: the simulated server answers
-# the opening at once, so no probation try goes stale there.
+# a pool. And the stale-cap fixture (docs/simulator.md): stale_caps fires
+# in the simulator (three-limited moves other bytes with it), and the
+# real dnstt model on one unlimited resolver collapses (at least 10x
+# fewer kbps) under the two old rules together, stale_caps=1 and
+# probation_strict=1 (its opening poll, held by the server, goes stale
+# and caps the resolver at 36 q/s), and under neither alone.
 set -u
 BIN=$1
 TMP=$(mktemp -d)
@@ -58,6 +59,14 @@ b=$(kbps three-limited dnstt-respool --set stale_caps=1)
 [ "$a" != "$b" ] || fail "stale_caps=1 changed nothing on three-limited ($a)"
 a=$(kbps one-unlimited real-dnstt-respool)
 b=$(kbps one-unlimited real-dnstt-respool --set stale_caps=1)
+c=$(kbps one-unlimited real-dnstt-respool --set probation_strict=1)
+d=$(kbps one-unlimited real-dnstt-respool --set stale_caps=1 \
+  --set probation_strict=1)
 [ "${a:-0}" -gt 10000 ] || fail "one-unlimited real dnstt: $a kbps"
 [ "${b:-0}" -gt 10000 ] || fail "one-unlimited real dnstt, stale_caps=1: $b kbps"
-echo "sim_sweep: ok (stale_caps three-limited dnstt-respool; one-unlimited real dnstt $a / $b kbps)"
+[ "${c:-0}" -gt 10000 ] ||
+  fail "one-unlimited real dnstt, probation_strict=1: $c kbps"
+[ "${d:-0}" -gt 0 ] && [ $((d * 10)) -le "$a" ] ||
+  fail "one-unlimited real dnstt, both old rules: $d kbps, not 10x under $a"
+echo "sim_sweep: ok (stale_caps three-limited dnstt-respool; one-unlimited" \
+  "real dnstt $a / $b / $c kbps, both old rules $d)"

@@ -221,6 +221,11 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
   d->user_data = user_data;
   d->mem = *mem;
   tun_xfer_init(&d->xfer, s->down_bytes, s->up_bytes, s->seconds);
+  /* dnstt-client opens its stream only once its Noise handshake is
+     answered: until the first answer it sends polls and no stream
+     byte. */
+  d->xfer.up_held = d->set.model == TUN_DRV_ORIGINAL;
+  d->xfer.hash = !s->no_down_hash;
   if (s->model == TUN_DRV_MD) {
     d->sends = mem->calloc(TUN_DRV_MD_MAX_SENDS, sizeof(drv_md_send),
                            mem->user_data);
@@ -349,6 +354,9 @@ static void drv_workers_answer(tun_drv *d, uint32_t chan, const uint8_t *data,
     }
     ++d->st.answers;
     tun_orig_on_answer(&d->orig, rv);
+    /* The first answer opens the session (the Noise handshake's round
+       trip): the stream's bytes may go from now on. */
+    d->xfer.up_held = 0;
     drv_progress(d, now);
     drv_orig_pump(d, now);
     return;

@@ -20,7 +20,10 @@
  * - TUN_DRV_ORIGINAL (the original dnstt-client, tunorig.h): one socket
  *   (channel 0) taking every answer; a query for each data packet or
  *   owed ack and the polls the model permits; nothing for an error
- *   answer; KCP's windows of 64 segments.
+ *   answer; KCP's windows of 64 segments. The stream's bytes (the
+ *   upload) wait for the first answer: dnstt-client's run() finishes
+ *   its Noise handshake (noise.NewClient, a round trip) before it opens
+ *   the smux session and accepts the stream, so its opening is polls.
  * - TUN_DRV_MD (the MasterDNS-style client): an MTU test per resolver
  *   (probes asking for exactly N test bytes: the ceiling, then the floor
  *   to tell a dead resolver, then 3/4 steps), the session's download MTU
@@ -94,6 +97,9 @@ typedef struct tun_drv_settings {
   size_t dup;
   tun_bal_strategy strategy;
   uint16_t mtu_ceiling;
+  /* no_down_hash: 1 skips the FNV-1a hash of the download (0: kept, as
+     the clients print it); the simulator reads no hash. */
+  int no_down_hash;
 } tun_drv_settings;
 
 typedef struct tun_drv_callbacks {

@@ -79,17 +79,18 @@ rp_ssize tun_base32_decode(uint8_t *out, size_t cap, const char *in,
 }
 
 size_t tun_wire_up_capacity(const rp_dns_name *domain) {
-  size_t avail, chars = 0;
+  size_t avail, chars;
 
   if (domain->len >= RP_DNS_MAX_NAME_LEN) {
     return 0;
   }
   avail = RP_DNS_MAX_NAME_LEN - domain->len;
-  /* Find the most characters c with c + ceil(c / 63) <= avail. */
-  while (chars + 1 +
-             (chars + 1 + RP_DNS_MAX_LABEL_LEN - 1) / RP_DNS_MAX_LABEL_LEN <=
-         avail) {
-    ++chars;
+  /* The most characters c with c + ceil(c / 63) <= avail: a full label
+     takes 64 bytes for 63 characters, and a rest of r >= 2 bytes holds
+     one more label of r - 1 characters. */
+  chars = avail / (RP_DNS_MAX_LABEL_LEN + 1) * RP_DNS_MAX_LABEL_LEN;
+  if (avail % (RP_DNS_MAX_LABEL_LEN + 1) >= 2) {
+    chars += avail % (RP_DNS_MAX_LABEL_LEN + 1) - 1;
   }
   return chars * WIRE_B32_BITS / 8;
 }

@@ -22,11 +22,14 @@
 /* TUN_XFER_FNV_INIT is the FNV-1a 64-bit offset basis. */
 #define TUN_XFER_FNV_INIT 0xcbf29ce484222325ULL
 
+/* TUN_XFER_PATTERN_MUL is the multiplier of the pattern's hash. */
+#define TUN_XFER_PATTERN_MUL 0x9E3779B97F4A7C15ULL
+
 /* tun_xfer_pattern_byte returns byte |offset| of generated stream
    |stream| (a multiplicative hash of the offset: a lost, repeated or
    misplaced segment changes the bytes). */
 static inline uint8_t tun_xfer_pattern_byte(uint64_t offset, uint8_t stream) {
-  return (uint8_t)(((offset * 0x9E3779B97F4A7C15ULL) >> 56) ^ stream);
+  return (uint8_t)(((offset * TUN_XFER_PATTERN_MUL) >> 56) ^ stream);
 }
 
 /* tun_xfer_pattern_fill writes |len| bytes of |stream| from |offset|. */
@@ -72,6 +75,12 @@ typedef struct tun_xfer {
   /* check is 1 to compare downloaded bytes with the pattern (0 when the
      server serves a file). */
   int check;
+  /* hash is 1 to keep down_fnv (tun_xfer_init); 0 skips its per-byte
+     work where nobody reads it (the simulator). */
+  int hash;
+  /* up_held is 1 while the upload waits for the session to open (the
+     driver clears it; 0 after tun_xfer_init). */
+  int up_held;
   /* read_up, when not NULL, gives the upload instead of the pattern
      (up_target must be its size); write_down, when not NULL, receives
      the download. Both get io_data. */
