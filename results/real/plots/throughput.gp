@@ -1,0 +1,16 @@
+set terminal pngcairo size 1280,600 noenhanced font ",10"
+set output "throughput.png"
+set title "download kbps per setup and column (2026-12-04T05:05:17+00:00)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set logscale y
+set yrange [10:1000000]
+set ylabel "download kbps (median, log scale)"
+set grid ytics
+set key outside right top vertical
+set xtics rotate by -25 scale 0
+set datafile missing "?"
+set datafile separator "\t"
+plot "throughput.dat" using 2:xtic(1) title columnheader(2), "throughput.dat" using 3:xtic(1) title columnheader(3), "throughput.dat" using 4:xtic(1) title columnheader(4), "throughput.dat" using 5:xtic(1) title columnheader(5), "throughput.dat" using 6:xtic(1) title columnheader(6), "throughput.dat" using 7:xtic(1) title columnheader(7)
