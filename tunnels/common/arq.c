@@ -122,6 +122,9 @@ struct tun_arq {
   uint32_t rd_sn;
   size_t rd_off;
   uint32_t rcv_nxt;
+  /* rcv_hi is one past the highest segment received (no slot past it is
+     present: the sack walks no further). */
+  uint32_t rcv_hi;
   /* tx_count numbers segment sends, for tx_order. */
   uint64_t tx_count;
   /* due_lb is a time before which no segment is due (see the notes). */
@@ -534,6 +537,10 @@ int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
         memcpy(r->data, data + pos, slen);
         r->len = (uint16_t)slen;
         r->present = 1;
+        if ((uint32_t)(sn + 1 - arq->rcv_nxt) >
+            (uint32_t)(arq->rcv_hi - arq->rcv_nxt)) {
+          arq->rcv_hi = sn + 1;
+        }
         while (arq_rcv_free(arq) > 0 && arq_rslot(arq, arq->rcv_nxt)->present) {
           ++arq->rcv_nxt;
         }
@@ -592,7 +599,11 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
 static size_t arq_sack_build(tun_arq *arq, uint8_t *sack, size_t max) {
   size_t n = 0, i;
   uint32_t span = arq_rcv_free(arq);
+  uint32_t ahead = arq->rcv_hi - arq->rcv_nxt;
 
+  if (span > ahead) {
+    span = ahead;
+  }
   memset(sack, 0, max);
   for (i = 0; i < max * 8 && i + 1 < span; ++i) {
     uint32_t sn = arq->rcv_nxt + 1 + (uint32_t)i;
