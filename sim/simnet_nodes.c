@@ -18,6 +18,12 @@
  *   unanswered for 2 s is forgotten (no retry, no hedge).
  * - Start-up check: with cell.check a dead resolver is not added to the
  *   pool (the pools' checks reject it); others are added unchecked.
+ * - The download's pattern is made once: the server's source keeps the
+ *   last NODES_RING bytes it made in a ring (offsets ring_lo..ring_hi),
+ *   and the client checks what it reads against them with memcmp (the
+ *   transfer's own check is off, this one is its write_down hook: the same
+ *   down_ok). Bytes the ring no longer holds are checked by
+ *   tun_xfer_pattern_check.
  */
 #include "simnet_internal.h"
 
@@ -26,6 +32,9 @@
 
 #include <string.h>
 
+/* NODES_RING is the size of the ring of served pattern bytes (the client
+   reads at most the send buffer and the windows behind the server). */
+#define NODES_RING (2u << 20)
 /* NODES_IDS is the size of an ID space (fake resolvers, dnsdist). */
 #define NODES_IDS 65536u
 /* NODES_DD_TIMEOUT is how long the dnsdist model keeps a query. */
@@ -84,6 +93,10 @@ struct sim_net_nodes {
   /* The server. */
   tun_srv *srv;
   uint8_t buf[SIM_NET_PKT_MAX];
+  /* ring holds the pattern bytes of offsets ring_lo..ring_hi, byte o at
+     o % NODES_RING. */
+  uint8_t *ring;
+  uint64_t ring_lo, ring_hi;
 };
 
 /* ---------------------------------------------------------------- */
@@ -169,6 +182,65 @@ static int nodes_srv_send(const tun_peer *peer, const uint8_t *data,
   return sim_net_send(n, SIM_NET_SERVER, 0, proc, port, data, len);
 }
 
+/* nodes_ring_copy copies |len| bytes between |buf| and the ring at
+   stream offset |offset| (into the ring when |put|), or compares them
+   (returns 0 when equal). */
+static int nodes_ring_copy(uint8_t *ring, const uint8_t *buf, size_t len,
+                           uint64_t offset, int put) {
+  size_t at = (size_t)(offset % NODES_RING), done = 0;
+  int diff = 0;
+
+  while (done < len) {
+    size_t chunk = NODES_RING - at;
+
+    if (chunk > len - done) {
+      chunk = len - done;
+    }
+    if (put) {
+      memcpy(ring + at, buf + done, chunk);
+    } else {
+      diff |= memcmp(ring + at, buf + done, chunk);
+    }
+    done += chunk;
+    at = 0;
+  }
+  return diff;
+}
+
+/* nodes_ring_put keeps the |len| pattern bytes at |offset| in the ring. */
+static void nodes_ring_put(sim_net_nodes *no, const uint8_t *data, size_t len,
+                           uint64_t offset) {
+  if (len > NODES_RING) {
+    data += len - NODES_RING;
+    offset += len - NODES_RING;
+    len = NODES_RING;
+  }
+  if (offset != no->ring_hi) {
+    /* Not where the ring ends (another session): start it again. */
+    no->ring_lo = offset;
+  }
+  nodes_ring_copy(no->ring, data, len, offset, 1);
+  no->ring_hi = offset + len;
+  if (no->ring_hi - no->ring_lo > NODES_RING) {
+    no->ring_lo = no->ring_hi - NODES_RING;
+  }
+}
+
+/* nodes_down_check is the transfer's write_down hook: it checks the
+   |len| bytes read at the transfer's offset against the pattern, and
+   returns 1 if they differ. */
+static int nodes_down_check(const uint8_t *data, size_t len,
+                            void *user_data) {
+  sim_net_nodes *no = ((sim_net *)user_data)->nodes;
+  uint64_t offset = tun_drv_xfer(no->drv)->bytes_down;
+
+  if (offset >= no->ring_lo && offset <= no->ring_hi &&
+      len <= no->ring_hi - offset) {
+    return nodes_ring_copy(no->ring, data, len, offset, 0) != 0;
+  }
+  return !tun_xfer_pattern_check(data, len, offset, TUN_XFER_STREAM_DOWN);
+}
+
 static size_t nodes_srv_source(uint64_t sid, uint64_t offset, uint8_t *out,
                                size_t cap, void *user_data) {
   const sim_net *n = user_data;
@@ -182,6 +254,7 @@ static size_t nodes_srv_source(uint64_t sid, uint64_t offset, uint8_t *out,
     cap = (size_t)(total - offset);
   }
   tun_xfer_pattern_fill(out, cap, offset, TUN_XFER_STREAM_DOWN);
+  nodes_ring_put(n->nodes, out, cap, offset);
   return cap;
 }
 
@@ -258,7 +331,8 @@ int sim_net_nodes_start(sim_net *n) {
   no->rng_pool = cell->seed ^ NODES_SEED_POOL;
   no->finished_at = RP_TSTAMP_UNSET;
   no->fwd = n->mem->calloc(NODES_IDS, sizeof(*no->fwd), n->mem->user_data);
-  if (no->fwd == NULL) {
+  no->ring = n->mem->malloc(NODES_RING, n->mem->user_data);
+  if (no->fwd == NULL || no->ring == NULL) {
     return RP_ERR_NOMEM;
   }
   for (r = 0; r < cell->nres; ++r) {
@@ -307,6 +381,10 @@ int sim_net_nodes_start(sim_net *n) {
   if (rv != 0) {
     return rv;
   }
+  /* The pattern check against the server's ring (see the notes). */
+  tun_drv_xfer(no->drv)->check = 0;
+  tun_drv_xfer(no->drv)->write_down = nodes_down_check;
+  tun_drv_xfer(no->drv)->io_data = n;
   no->next_tick = tun_drv_tick_interval(no->drv);
   /* The client starts as a program does: on its own CPU. */
   n->procs[SIM_NET_CLIENT].send_clock = 0;
@@ -365,6 +443,7 @@ void sim_net_nodes_free(sim_net *n) {
   tun_srv_del(no->srv);
   n->mem->free(no->fwd, n->mem->user_data);
   n->mem->free(no->dd, n->mem->user_data);
+  n->mem->free(no->ring, n->mem->user_data);
   n->mem->free(no, n->mem->user_data);
   n->nodes = NULL;
 }

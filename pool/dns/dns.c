@@ -454,7 +454,7 @@ int rp_dns_parse(rp_dns_msg *msg, const uint8_t *buf, size_t len) {
   rp_dns_brief brief = {.has_question = 0};
   int rv;
 
-  memset(msg, 0, sizeof(*msg));
+  memset(msg, 0, offsetof(rp_dns_msg, answers));
   msg->buf = buf;
   msg->len = len;
   rv = dns_walk(&brief, msg, buf, len);

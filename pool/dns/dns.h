@@ -113,9 +113,6 @@ typedef struct rp_dns_msg {
   /* has_question is 1 if qdcount >= 1 and the question parsed. */
   int has_question;
   rp_dns_question question;
-  /* nanswers is the number of answer records kept (<= RP_DNS_MAX_RRS). */
-  size_t nanswers;
-  rp_dns_rr answers[RP_DNS_MAX_RRS];
   /* has_edns is 1 if an OPT record was found in the additional section. */
   int has_edns;
   /* edns_udp_size is the OPT record's UDP payload size (0 if none). */
@@ -125,6 +122,12 @@ typedef struct rp_dns_msg {
   int edns_do;
   /* rcode is the full rcode: header bits plus EDNS extended bits. */
   uint16_t rcode;
+  /* nanswers is the number of answer records kept (<= RP_DNS_MAX_RRS). */
+  size_t nanswers;
+  /* answers holds the records kept; rp_dns_parse leaves the slots past
+     nanswers as they were (it clears the fields above only, not ~9 KB of
+     records on every message). */
+  rp_dns_rr answers[RP_DNS_MAX_RRS];
 } rp_dns_msg;
 
 /* ---------------------------------------------------------------- */
@@ -161,7 +164,7 @@ int rp_dns_parse_header(rp_dns_header *hdr, const uint8_t *buf, size_t len);
    question is RP_ERR_MALFORMED), the answer section, skips the authority
    section and finds the OPT record in the additional section. Returns 0,
    or RP_ERR_MALFORMED when anything is out of bounds or invalid. |msg|
-   borrows |buf|. */
+   borrows |buf|; answers past nanswers are not set. */
 int rp_dns_parse(rp_dns_msg *msg, const uint8_t *buf, size_t len);
 
 /* rp_dns_brief is what rp_dns_parse_brief keeps of a message: the

@@ -29,6 +29,13 @@
  * 5/4 srtt gains no fast ack (RACK's reordering window, RFC 8985): copies
  * of queries through resolvers of different speeds reorder answers.
  *
+ * Due segments. due_lb is a time before which no segment in flight is
+ * due: a send lowers it to the segment's timeout, a resend flag to 0,
+ * and acks leave it (a lower bound still). Output, want_output and
+ * handle_expiry skip their walks of the window while now < due_lb, and a
+ * walk of output sets it exactly again; the segments sent and their times
+ * are the same as with the walks.
+ *
  * Left out: congestion control (the DNS query rate is the tunnel's
  * congestion window; KCP's nocwnd mode), a FIN (the tunnels know their
  * transfer sizes), sequence number wrap (u32 segments: 4 G segments per
@@ -115,8 +122,13 @@ struct tun_arq {
   uint32_t rd_sn;
   size_t rd_off;
   uint32_t rcv_nxt;
+  /* rcv_hi is one past the highest segment received (no slot past it is
+     present: the sack walks no further). */
+  uint32_t rcv_hi;
   /* tx_count numbers segment sends, for tx_order. */
   uint64_t tx_count;
+  /* due_lb is a time before which no segment is due (see the notes). */
+  rp_tstamp due_lb;
   /* ack_pending is 1 when data arrived since the last frame. */
   int ack_pending;
   /* Timers. */
@@ -218,6 +230,7 @@ int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
   arq->srtt = RP_TSTAMP_UNSET;
   arq->rttvar = RP_TSTAMP_UNSET;
   arq->rto = s->rto_initial;
+  arq->due_lb = RP_TSTAMP_UNSET;
   *parq = arq;
   return 0;
 }
@@ -469,6 +482,7 @@ static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
     if (++g->fastack >= arq->s.fast_resend) {
       g->fastack = 0;
       g->resend = 1;
+      arq->due_lb = 0;
       ++arq->st.fast_retransmits;
     }
   }
@@ -523,6 +537,10 @@ int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
         memcpy(r->data, data + pos, slen);
         r->len = (uint16_t)slen;
         r->present = 1;
+        if ((uint32_t)(sn + 1 - arq->rcv_nxt) >
+            (uint32_t)(arq->rcv_hi - arq->rcv_nxt)) {
+          arq->rcv_hi = sn + 1;
+        }
         while (arq_rcv_free(arq) > 0 && arq_rslot(arq, arq->rcv_nxt)->present) {
           ++arq->rcv_nxt;
         }
@@ -565,6 +583,9 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
   if (arq_can_open(arq)) {
     return want | TUN_ARQ_WANT_DATA;
   }
+  if (now < arq->due_lb) {
+    return want;
+  }
   for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
     if (arq_seg_due(&arq->sseg[sn % arq->s.snd_wnd], now)) {
       return want | TUN_ARQ_WANT_DATA;
@@ -578,7 +599,11 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
 static size_t arq_sack_build(tun_arq *arq, uint8_t *sack, size_t max) {
   size_t n = 0, i;
   uint32_t span = arq_rcv_free(arq);
+  uint32_t ahead = arq->rcv_hi - arq->rcv_nxt;
 
+  if (span > ahead) {
+    span = ahead;
+  }
   memset(sack, 0, max);
   for (i = 0; i < max * 8 && i + 1 < span; ++i) {
     uint32_t sn = arq->rcv_nxt + 1 + (uint32_t)i;
@@ -617,6 +642,9 @@ static void arq_emit(tun_arq *arq, arq_sseg *g, uint32_t sn, uint8_t *out,
   g->fastack = 0;
   g->sent_at = now;
   g->tx_order = ++arq->tx_count;
+  if (rp_tstamp_add(now, g->rto) < arq->due_lb) {
+    arq->due_lb = rp_tstamp_add(now, g->rto);
+  }
   ++arq->st.segs_sent;
 }
 
@@ -631,11 +659,34 @@ static void arq_note_sent(tun_arq_sent *psent, uint32_t sn) {
   ++psent->n;
 }
 
+/* arq_due_refresh sets due_lb to the earliest time a segment in flight
+   is due (0 when one has its resend flag). */
+static void arq_due_refresh(tun_arq *arq) {
+  rp_tstamp best = RP_TSTAMP_UNSET;
+  uint32_t sn;
+
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    const arq_sseg *g = arq_sslot(arq, sn);
+    rp_tstamp t;
+
+    if (!g->used || g->sacked) {
+      continue;
+    }
+    t = g->resend ? 0 : rp_tstamp_add(g->sent_at, g->rto);
+    if (t < best) {
+      best = t;
+    }
+  }
+  arq->due_lb = best;
+}
+
 rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
                         tun_arq_sent *psent) {
   uint8_t sack[TUN_ARQ_MAX_SACK];
   size_t sack_max = (arq->s.rcv_wnd + 7) / 8, sack_len, pos, nsegs = 0;
   uint32_t sn, free_slots;
+  /* walk is 1 when a segment may be due (else the walks find none). */
+  int walk = now >= arq->due_lb;
 
   if (psent != NULL) {
     psent->n = 0;
@@ -652,7 +703,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   sack_len = arq_sack_build(arq, sack, sack_max);
   /* A due resend keeps its size: shorten the sack (it only reports less)
      rather than starve the resend of room. */
-  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+  for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
     arq_sseg *g = arq_sslot(arq, sn);
     size_t need = TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR + (size_t)g->len;
 
@@ -674,7 +725,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   arq->ack_pending = 0;
 
   /* Resends first, oldest first. */
-  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+  for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
     arq_sseg *g = arq_sslot(arq, sn);
 
     if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
@@ -687,6 +738,9 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     arq_note_sent(psent, sn);
     pos += TUN_ARQ_SEG_HDR + g->len;
     ++nsegs;
+  }
+  if (walk) {
+    arq_due_refresh(arq);
   }
   /* Then new segments, cut to the room left. */
   while (arq_can_open(arq) &&
@@ -728,6 +782,7 @@ void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent) {
     if (g->used && !g->sacked && !g->resend) {
       g->resend = 1;
       g->nacked = 1;
+      arq->due_lb = 0;
     }
   }
 }
@@ -758,12 +813,16 @@ rp_tstamp tun_arq_get_expiry(const tun_arq *arq) {
 void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now) {
   uint32_t sn;
 
+  if (now < arq->due_lb) {
+    return;
+  }
   for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
     arq_sseg *g = arq_sslot(arq, sn);
 
     if (g->used && !g->sacked && !g->resend &&
         rp_tstamp_elapsed(g->sent_at, g->rto, now)) {
       g->resend = 1;
+      arq->due_lb = 0;
       ++arq->st.timeouts;
     }
   }

@@ -13,6 +13,7 @@
 #include "tunwire.h"
 #include "tunsrv.h"
 #include "tuncli.h"
+#include "tunxfer.h"
 #include "testmem.h"
 
 #define OUT_SLOTS 1024
@@ -471,6 +472,31 @@ static void test_tunwire_client_hostile(void **state) {
   tun_cli_del(cli);
 }
 
+/* The pattern fill and check, 8 bytes at a time, agree with
+   tun_xfer_pattern_byte at every offset alignment and length, and the
+   check sees any one flipped bit. */
+static void test_tunwire_pattern(void **state) {
+  uint8_t buf[80];
+  uint64_t k;
+
+  (void)state;
+  for (k = 0; k < 20000; ++k) {
+    uint64_t off = k * 0x1234567ULL + (k % 8) + (k > 10000 ? 1ULL << 40 : 0);
+    uint8_t stream = k % 2 ? TUN_XFER_STREAM_DOWN : TUN_XFER_STREAM_UP;
+    size_t len = (size_t)(k % sizeof(buf)), i;
+
+    tun_xfer_pattern_fill(buf, len, off, stream);
+    for (i = 0; i < len; ++i) {
+      assert_int_equal(buf[i], tun_xfer_pattern_byte(off + i, stream));
+    }
+    assert_true(tun_xfer_pattern_check(buf, len, off, stream));
+    if (len > 0) {
+      buf[k % len] ^= (uint8_t)(1u << (k % 8));
+      assert_false(tun_xfer_pattern_check(buf, len, off, stream));
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tunwire_base32),
@@ -482,6 +508,7 @@ int main(void) {
       cmocka_unit_test(test_tunwire_session_md),
       cmocka_unit_test(test_tunwire_probe),
       cmocka_unit_test(test_tunwire_client_hostile),
+      cmocka_unit_test(test_tunwire_pattern),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
