@@ -10,6 +10,9 @@
  * of labels it ends (the name's first byte, or the previous pointer's
  * target), so the starts of the runs strictly decrease and every chain
  * ends; DNS_MAX_POINTER_HOPS is a second, independent bound. Pointers
+ * into the header (no name starts there; what one names there would
+ * change with the ID the pool writes into a query it forwards: a query
+ * that parsed when it came in was sent as bytes that no longer did) or
  * outside the message, labels over 63 bytes (RFC 1035 2.3.4), names over
  * 255 bytes and the reserved label types 0x40 and 0x80 (RFC 6891 5,
  * RFC 2673 is historic) are refused.
@@ -216,8 +219,10 @@ int rp_dns_cursor_name(rp_dns_cursor *cur, rp_dns_name *name) {
         return RP_ERR_MALFORMED;
       }
       target = dns_load16(cur->base + pos) & DNS_PTR_OFFSET_MASK;
-      /* Strictly before the current run: chains always end. */
-      if (target >= run_start || target >= cur->len ||
+      /* Strictly before the current run: chains always end. Every
+         cursor that reads names starts at the message's first byte. */
+      if (target < RP_DNS_HEADER_LEN || target >= run_start ||
+          target >= cur->len ||
           ++hops > DNS_MAX_POINTER_HOPS) {
         return RP_ERR_MALFORMED;
       }

@@ -129,27 +129,40 @@ static void test_dns_cursor_bounds(void **state) {
 }
 
 static void test_dns_cursor_name(void **state) {
-  /* "a" at 0, then "b" + pointer to 0 at 3: reading at 3 gives b.a. and
-     resumes after the pointer. */
-  static const uint8_t b[] = {0x01, 'a', 0x00, 0x01, 'B',
-                              0xC0, 0x00, 0xEE};
+  /* After a 12-byte header: "a" at 12, then "b" + pointer to 12 at 15:
+     reading at 15 gives b.a. and resumes after the pointer. */
+  static const uint8_t b[] = {0x12, 0x34, 0x01, 0x00, 0x00, 0x01, 0x00,
+                              0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 'a',
+                              0x00, 0x01, 'B',  0xC0, 0x0C, 0xEE};
   rp_dns_cursor c;
   rp_dns_name n;
   char text[TEST_TEXT_LEN];
   (void)state;
   rp_dns_cursor_init(&c, b, sizeof(b));
-  c.pos = 3;
+  c.pos = 15;
   assert_int_equal(rp_dns_cursor_name(&c, &n), 0);
-  assert_int_equal(c.pos, 7);
+  assert_int_equal(c.pos, 19);
   name_text(&n, text, sizeof(text));
   assert_string_equal(text, "B.a.");
   /* A pointer to the name's own start is refused. */
-  c.pos = 0;
   {
-    static const uint8_t loop[] = {0xC0, 0x00};
+    static const uint8_t loop[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                   0xC0, 0x0C};
     rp_dns_cursor_init(&c, loop, sizeof(loop));
+    c.pos = 12;
     assert_int_equal(rp_dns_cursor_name(&c, &n), RP_ERR_MALFORMED);
-    assert_int_equal(c.pos, 0);
+    assert_int_equal(c.pos, 12);
+  }
+  /* A pointer into the header is refused: what it names would change
+     with the ID (fuzz_core_events found a client query that parsed
+     with its own ID and not with the one the pool sent it with). */
+  {
+    static const uint8_t hdr[] = {0x12, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00,
+                                  0x00, 0x00, 0x00, 0x00, 0x00, 0xC0, 0x01};
+    rp_dns_cursor_init(&c, hdr, sizeof(hdr));
+    c.pos = 12;
+    assert_int_equal(rp_dns_cursor_name(&c, &n), RP_ERR_MALFORMED);
+    assert_int_equal(c.pos, 12);
   }
 }
 
