@@ -169,8 +169,18 @@ case "$cmd" in
     # the wall time, the mean executions per second and the crashes
     # (libFuzzer stops at the first, so 0 or 1), and the exit status is
     # 1 if any target crashed. Logs: build-fuzz/<target>.long.log.
+    # FUZZ_JOBS=N runs N processes per target (libFuzzer -jobs), each
+    # runs/N inputs over one shared corpus: the table sums them. A
+    # stopped (SIGSTOP) fuzzer reads its pause as a timeout at -timeout.
     deps
     runs="${2:-10000000}"
+    jobs="${FUZZ_JOBS:-1}"
+    case "$jobs" in
+      '' | *[!0-9]* | 0)
+        log "FUZZ_JOBS must be a positive number of processes, not '$jobs'"
+        exit 2
+        ;;
+    esac
     fuzz_build
     rows=()
     failed=0
@@ -179,12 +189,34 @@ case "$cmd" in
       log "fuzzing $name for $runs executions (seed: ${fuzz_seed:-none})"
       status=0
       t0=$(date +%s)
-      (cd build-fuzz && "./fuzz/$name" -runs="$runs" -timeout=10 \
-        -print_final_stats=1 "corpus-$name") >"build-fuzz/$name.long.log" 2>&1 ||
-        status=$?
+      if [ "$jobs" -gt 1 ]; then
+        # libFuzzer's -jobs: $jobs processes at once, each running
+        # runs/jobs inputs and sharing the corpus directory (what one
+        # finds, the others pick up); each logs to fuzz-N.log.
+        rm -rf "build-fuzz/jobs-$name"
+        mkdir -p "build-fuzz/jobs-$name"
+        (cd "build-fuzz/jobs-$name" && "../fuzz/$name" -jobs="$jobs" \
+          -workers="$jobs" -runs="$(((runs + jobs - 1) / jobs))" \
+          -timeout=10 -print_final_stats=1 "../corpus-$name") \
+          >"build-fuzz/$name.long.log" 2>&1 || status=$?
+        cat "build-fuzz/jobs-$name"/fuzz-*.log >>"build-fuzz/$name.long.log"
+        if grep -q "^SUMMARY: \|ERROR: libFuzzer" "build-fuzz/jobs-$name"/fuzz-*.log; then
+          status=1
+        fi
+        execs=0
+        rate=0
+        for f in "build-fuzz/jobs-$name"/fuzz-*.log; do
+          execs=$((execs + $(fuzz_stat "$f" number_of_executed_units)))
+          rate=$((rate + $(fuzz_stat "$f" average_exec_per_sec)))
+        done
+      else
+        (cd build-fuzz && "./fuzz/$name" -runs="$runs" -timeout=10 \
+          -print_final_stats=1 "corpus-$name") >"build-fuzz/$name.long.log" 2>&1 ||
+          status=$?
+        execs=$(fuzz_stat "build-fuzz/$name.long.log" number_of_executed_units)
+        rate=$(fuzz_stat "build-fuzz/$name.long.log" average_exec_per_sec)
+      fi
       t1=$(date +%s)
-      execs=$(fuzz_stat "build-fuzz/$name.long.log" number_of_executed_units)
-      rate=$(fuzz_stat "build-fuzz/$name.long.log" average_exec_per_sec)
       crashes=0
       if [ "$status" -ne 0 ]; then
         crashes=1

@@ -40,9 +40,20 @@
 # given): the default 256 MiB fills slowly over the run and would read as
 # growth.
 #
-# Not here yet: the real dnstt (shared/real-tunnels). fakeres forwards
-# every query to one upstream, so the real server needs either resolvers
-# of its own or a router by domain in front of the two servers.
+# The real dnstt (issue 10's client, where present): when RP_REAL_TUNNELS
+# (default ../shared/real-tunnels beside the source tree) holds
+# bin/dnstt-server, bin/dnstt-client and dnstt/server.{key,pub}, a second
+# lane runs beside the first: the real dnstt-server behind
+# scenarios/tools/tcp_measure.py (a TCP source of its pattern), its own
+# SOAK_RESOLVERS fakeres on 127.0.0.(30+k) (fakeres forwards to one
+# upstream), its own respool from the sanitizer build started as a user
+# starts it (no --kind, the default start-up check), and rounds of the
+# real dnstt-client through it, each fetching SOAK_REAL_DOWNLOAD (4M)
+# bytes through the tunnel (tcp_measure checks the pattern, exit 0 when
+# every byte arrived intact; SOAK_ROUND_TIMEOUT each). Every step of the
+# cycle is applied to both lanes' resolver k. Without the binaries the
+# lane is skipped with a line that says so. The same checks hold for the
+# second respool (sanitizers, exit 0, RSS) and its rounds.
 set -u
 
 ROOT=${RP_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
@@ -54,6 +65,8 @@ SOAK_RESOLVERS=${SOAK_RESOLVERS:-4}
 SOAK_DOWNLOAD=${SOAK_DOWNLOAD:-4M}
 SOAK_UPLOAD=${SOAK_UPLOAD:-65536}
 SOAK_ROUND_TIMEOUT=${SOAK_ROUND_TIMEOUT:-180}
+SOAK_REAL_DOWNLOAD=${SOAK_REAL_DOWNLOAD:-4M}
+REAL_DIR=${RP_REAL_TUNNELS:-$ROOT/../shared/real-tunnels}
 JOBS=${JOBS:-2}
 DOMAIN=t.example
 RSS_EVERY=10
@@ -89,20 +102,50 @@ PIDS="$PIDS $SERVER_PID"
 wait_line "$WORK/server.out"
 SERVER_ADDR=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["listen"])' "$WORK/server.out")
 
+# ---- the real dnstt server (the second lane) --------------------------------
+REAL=0
+if [ -x "$REAL_DIR/bin/dnstt-server" ] && [ -x "$REAL_DIR/bin/dnstt-client" ] &&
+  [ -r "$REAL_DIR/dnstt/server.key" ] && [ -r "$REAL_DIR/dnstt/server.pub" ]; then
+  REAL=1
+  real_bytes=$(numfmt --from=iec "$SOAK_REAL_DOWNLOAD")
+  read -r REAL_AUX REAL_SRV <<<"$(python3 -c 'import socket
+ps = []
+for _ in range(2):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); ps.append(s)
+print(*[s.getsockname()[1] for s in ps])')"
+  python3 "$ROOT/scenarios/tools/tcp_measure.py" serve \
+    --target "127.0.0.1:$REAL_AUX" --listen-addr "127.0.0.1:$REAL_SRV" \
+    --bytes "$real_bytes" -- "$REAL_DIR/bin/dnstt-server" \
+    -udp "127.0.0.1:$REAL_SRV" -privkey-file "$REAL_DIR/dnstt/server.key" \
+    "$DOMAIN" "127.0.0.1:$REAL_AUX" >"$WORK/real-server.out" 2>"$WORK/real-server.log" &
+  REAL_SERVER_PID=$!
+  PIDS="$PIDS $REAL_SERVER_PID"
+  wait_line "$WORK/real-server.out"
+else
+  say "real dnstt: skipped (no bin/dnstt-server, bin/dnstt-client and dnstt/server.key/.pub in $REAL_DIR; set RP_REAL_TUNNELS)"
+fi
+
 # ---- the resolvers ---------------------------------------------------------
 # Resolver k (1-based) is one fakeres on 127.0.0.(10+k); RES_PORT[k] is the
 # port of its first start, kept by every restart; RES_PID[k] is empty while
-# it is down. Each start writes its own log, res<k>.<n>.err.
+# it is down. Each start writes its own log, res<k>.<n>.err. The real
+# lane's resolver k is index k+REAL_OFF, on 127.0.0.(30+k), forwarding to
+# the real server.
 declare -a RES_PID RES_PORT RES_SPEC
 RES_STARTS=0
+REAL_OFF=20
 
-# res_start K SPEC: starts resolver K with the profile SPEC.
+# res_start K SPEC: starts resolver K (K > REAL_OFF: of the real lane)
+# with the profile SPEC.
 res_start() {
-  local k=$1 spec=$2 port=${RES_PORT[$1]:-0} out
+  local k=$1 spec=$2 port=${RES_PORT[$1]:-0} out up=$SERVER_ADDR
+  if [ "$k" -gt "$REAL_OFF" ]; then
+    up="127.0.0.1:$REAL_SRV"
+  fi
   RES_STARTS=$((RES_STARTS + 1))
   out="$WORK/res$k.$RES_STARTS"
   "$FAKERES_BIN" -r "name=r$k,addr=127.0.0.$((10 + k)),port=$port${spec:+,$spec}" \
-    --upstream "$SERVER_ADDR" >"$out.out" 2>"$out.err" &
+    --upstream "$up" >"$out.out" 2>"$out.err" &
   RES_PID[$k]=$!
   PIDS="$PIDS ${RES_PID[$k]}"
   RES_SPEC[$k]=${spec:-unlimited}
@@ -130,12 +173,22 @@ res_restart() {
   res_start "$1" "$2"
 }
 
+# lanes_k K: resolver K in each lane that runs.
+lanes_k() {
+  echo "$1"
+  [ "$REAL" = 1 ] && echo "$(($1 + REAL_OFF))"
+}
+
 for k in $(seq 1 "$SOAK_RESOLVERS"); do
-  res_start "$k" ""
+  for i in $(lanes_k "$k"); do
+    res_start "$i" ""
+  done
 done
 RP_ARGS=()
+REAL_ARGS=()
 for k in $(seq 1 "$SOAK_RESOLVERS"); do
   RP_ARGS+=(-r "127.0.0.$((10 + k)):${RES_PORT[$k]}")
+  [ "$REAL" = 1 ] && REAL_ARGS+=(-r "127.0.0.$((10 + k + REAL_OFF)):${RES_PORT[$((k + REAL_OFF))]}")
 done
 
 # ---- respool ---------------------------------------------------------------
@@ -147,6 +200,19 @@ PIDS="$PIDS $RP_PID"
 wait_line "$WORK/respool.out"
 RP_ADDR=$(head -1 "$WORK/respool.out")
 say "respool=$RP_ADDR pid=$RP_PID resolvers=$SOAK_RESOLVERS secs=$SOAK_SECS"
+REAL_PID=""
+if [ "$REAL" = 1 ]; then
+  # As a user starts it in front of the real client: no --kind, the
+  # default start-up check.
+  "$RESPOOL_BIN" "${REAL_ARGS[@]}" --listen 127.0.0.1:0 \
+    --stats-json "$WORK/real-stats.json" --stats 10s \
+    >"$WORK/real-respool.out" 2>"$WORK/real-respool.err" &
+  REAL_PID=$!
+  PIDS="$PIDS $REAL_PID"
+  wait_line "$WORK/real-respool.out"
+  REAL_ADDR=$(head -1 "$WORK/real-respool.out")
+  say "real lane: respool=$REAL_ADDR pid=$REAL_PID real dnstt from $REAL_DIR"
+fi
 
 # ---- traffic ---------------------------------------------------------------
 head -c "$SOAK_UPLOAD" /dev/urandom >"$WORK/upload"
@@ -168,9 +234,33 @@ minimal_rounds() {
   done
 }
 
+# real_rounds: rounds of the real dnstt-client through the second
+# respool until $STOP exists; one line per round in real-rounds.txt.
+real_rounds() {
+  local n=0 t0 rc port
+  while [ ! -e "$STOP" ]; do
+    n=$((n + 1))
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    t0=$(date +%s)
+    timeout -s TERM "$SOAK_ROUND_TIMEOUT" python3 \
+      "$ROOT/scenarios/tools/tcp_measure.py" fetch --connect "127.0.0.1:$port" \
+      --bytes "$real_bytes" --upload-bytes 8192 -- \
+      "$REAL_DIR/bin/dnstt-client" -udp "$REAL_ADDR" \
+      -pubkey-file "$REAL_DIR/dnstt/server.pub" "$DOMAIN" "127.0.0.1:$port" \
+      >>"$WORK/real-client.out" 2>"$WORK/real-client.$n.log"
+    rc=$?
+    echo "$rc $(($(date +%s) - t0))" >>"$WORK/real-rounds.txt"
+  done
+}
+
 minimal_rounds &
 TRAFFIC_PIDS=$!
 PIDS="$PIDS $TRAFFIC_PIDS"
+if [ "$REAL" = 1 ]; then
+  real_rounds &
+  TRAFFIC_PIDS="$TRAFFIC_PIDS $!"
+  PIDS="$PIDS $!"
+fi
 
 # ---- the driver and the RSS samples ----------------------------------------
 # The cycle of steps, one every SOAK_STEP seconds; resolver 1 is never
@@ -191,8 +281,9 @@ STEPS=(
   "restart 2 "
 )
 
+# rss_kib [PID]: VmRSS of respool (or PID), KiB.
 rss_kib() {
-  sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$RP_PID/status" 2>/dev/null
+  sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/${1:-$RP_PID}/status" 2>/dev/null
 }
 
 T0=$(date +%s)
@@ -201,27 +292,41 @@ next_rss=0
 step=0
 RSS_START=""
 RSS_MAX=0
+REAL_RSS_START=""
 : >"$WORK/rss.txt"
+: >"$WORK/real-rss.txt"
 while :; do
   now=$(($(date +%s) - T0))
   [ "$now" -ge "$SOAK_SECS" ] && break
   kill -0 "$RP_PID" 2>/dev/null || fail "respool died: $(tail -20 "$WORK/respool.err")"
+  if [ -n "$REAL_PID" ] && ! kill -0 "$REAL_PID" 2>/dev/null; then
+    fail "the real lane's respool died: $(tail -20 "$WORK/real-respool.err")"
+  fi
   if [ "$now" -ge "$next_rss" ]; then
     rss=$(rss_kib)
     echo "$now $rss" >>"$WORK/rss.txt"
     if [ -z "$RSS_START" ] && [ "$now" -ge "$SOAK_WARMUP" ]; then
       RSS_START=$rss
     fi
+    if [ -n "$REAL_PID" ]; then
+      real_rss=$(rss_kib "$REAL_PID")
+      echo "$now $real_rss" >>"$WORK/real-rss.txt"
+      if [ -z "$REAL_RSS_START" ] && [ "$now" -ge "$SOAK_WARMUP" ]; then
+        REAL_RSS_START=$real_rss
+      fi
+    fi
     [ "${rss:-0}" -gt "$RSS_MAX" ] && RSS_MAX=$rss
     next_rss=$((next_rss + RSS_EVERY))
   fi
   if [ "$now" -ge "$next_step" ]; then
     read -r op k spec <<<"${STEPS[$((step % ${#STEPS[@]}))]}"
-    case "$op" in
-      kill) res_down "$k" KILL ;;
-      start) res_start "$k" "${spec:-}" ;;
-      restart) res_restart "$k" "${spec:-}" ;;
-    esac
+    for i in $(lanes_k "$k"); do
+      case "$op" in
+        kill) res_down "$i" KILL ;;
+        start) res_start "$i" "${spec:-}" ;;
+        restart) res_restart "$i" "${spec:-}" ;;
+      esac
+    done
     step=$((step + 1))
     say "t=${now}s step=$step $op r$k ${spec:-} ($(for i in $(seq 1 "$SOAK_RESOLVERS"); do printf 'r%s=%s ' "$i" "${RES_SPEC[$i]}"; done))"
     next_step=$((next_step + SOAK_STEP))
@@ -230,22 +335,40 @@ while :; do
 done
 RSS_END=$(rss_kib)
 echo "$SOAK_SECS $RSS_END" >>"$WORK/rss.txt"
+REAL_RSS_END=""
+if [ -n "$REAL_PID" ]; then
+  REAL_RSS_END=$(rss_kib "$REAL_PID")
+  echo "$SOAK_SECS $REAL_RSS_END" >>"$WORK/real-rss.txt"
+fi
 
 # ---- the end -----------------------------------------------------------------
 touch "$STOP"
 say "waiting for the last round to end"
-wait "$TRAFFIC_PIDS"
+for p in $TRAFFIC_PIDS; do
+  wait "$p"
+done
 for k in $(seq 1 "$SOAK_RESOLVERS"); do
-  res_down "$k" TERM
+  for i in $(lanes_k "$k"); do
+    res_down "$i" TERM
+  done
 done
 kill -TERM "$RP_PID" 2>/dev/null
 wait "$RP_PID"
 RP_RC=$?
+REAL_RC=0
+if [ -n "$REAL_PID" ]; then
+  kill -TERM "$REAL_PID" 2>/dev/null
+  wait "$REAL_PID"
+  REAL_RC=$?
+  kill -TERM "$REAL_SERVER_PID" 2>/dev/null
+  wait "$REAL_SERVER_PID" 2>/dev/null
+fi
 kill -TERM "$SERVER_PID" 2>/dev/null
 wait "$SERVER_PID" 2>/dev/null
 
 FAILS=()
 [ "$RP_RC" -eq 0 ] || FAILS+=("respool exited $RP_RC")
+[ "$REAL_RC" -eq 0 ] || FAILS+=("the real lane's respool exited $REAL_RC")
 reports=$(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer' "$WORK"/*.err 2>/dev/null)
 [ -z "$reports" ] || FAILS+=("sanitizer reports in: $(basename -a $reports | tr '\n' ' ')")
 
@@ -263,11 +386,29 @@ if [ -n "$RSS_START" ] && [ -n "$RSS_END" ]; then
   limit=$((RSS_START * 3 / 2 + 8192))
   [ "$RSS_END" -le "$limit" ] || FAILS+=("RSS grew: ${RSS_START} KiB after the warm-up, ${RSS_END} KiB at the end (limit $limit)")
 fi
+real_n=0
+real_bad=0
+if [ "$REAL" = 1 ]; then
+  real_n=$(wc -l <"$WORK/real-rounds.txt" 2>/dev/null || echo 0)
+  real_bad=$(awk '$1 != 0' "$WORK/real-rounds.txt" 2>/dev/null | wc -l)
+  [ "$real_n" -ge 1 ] || FAILS+=("no real dnstt round finished")
+  [ "$real_bad" -eq 0 ] || FAILS+=("$real_bad of $real_n real dnstt rounds failed (exit status, seconds: $(awk '$1 != 0 {printf "%s/%ss ", $1, $2}' "$WORK/real-rounds.txt"))")
+  if [ -n "$REAL_RSS_START" ] && [ -n "$REAL_RSS_END" ]; then
+    limit=$((REAL_RSS_START * 3 / 2 + 8192))
+    [ "$REAL_RSS_END" -le "$limit" ] || FAILS+=("the real lane's RSS grew: ${REAL_RSS_START} KiB after the warm-up, ${REAL_RSS_END} KiB at the end (limit $limit)")
+  fi
+fi
 
 say "secs=$SOAK_SECS steps=$step resolver_starts=$RES_STARTS"
 say "minimal_rounds=$rounds failed=$bad download_bytes_each=$SOAK_DOWNLOAD upload_bytes_each=$SOAK_UPLOAD sink_bytes=$sink_bytes sink_sha256_ok=$([ "$want" = "$got" ] && echo yes || echo no)"
 say "rss_kib_start=${RSS_START:-none} (t=${SOAK_WARMUP}s) rss_kib_end=${RSS_END:-none} rss_kib_max=$RSS_MAX samples=$(wc -l <"$WORK/rss.txt")"
 say "rss_kib_series=$(awk '{printf "%s:%s ", $1, $2}' "$WORK/rss.txt")"
+if [ "$REAL" = 1 ]; then
+  say "real_rounds=$real_n failed=$real_bad download_bytes_each=$SOAK_REAL_DOWNLOAD (pattern checked by tcp_measure) rss_kib_start=${REAL_RSS_START:-none} rss_kib_end=${REAL_RSS_END:-none} respool_exit=$REAL_RC"
+  say "real_rss_kib_series=$(awk '{printf "%s:%s ", $1, $2}' "$WORK/real-rss.txt")"
+else
+  say "real_rounds=skipped"
+fi
 say "respool_exit=$RP_RC sanitizer_reports=$([ -z "$reports" ] && echo 0 || echo "$(echo "$reports" | wc -l) logs")"
 if [ ${#FAILS[@]} -gt 0 ]; then
   printf 'FAIL: %s\n' "${FAILS[@]}" >&2
