@@ -506,7 +506,8 @@ static void pool_try_close(rp_pool *pool, rp_query *q, rp_try *t,
 }
 
 /* pool_rto returns |r|'s mean latency + hedge_devs deviations (of the
-   cheapest resolver while |r|'s is unknown), or RP_TSTAMP_UNSET. */
+   cheapest resolver while |r|'s is unknown), or RP_TSTAMP_UNSET while
+   no resolver's is known. */
 static rp_duration pool_rto(const rp_pool *pool, const rp_res *r) {
   const rp_settings *set = &pool->set;
   rp_duration rto = rp_rtt_rto(&r->rtt, set->hedge_devs, set->hedge_min_dev);
@@ -523,13 +524,19 @@ static rp_duration pool_rto(const rp_pool *pool, const rp_res *r) {
 }
 
 /* pool_hedge_after returns how long after a send at |r| it is hedged,
-   or RP_TSTAMP_UNSET for never (per_attempt comes first). */
+   or RP_TSTAMP_UNSET for never (per_attempt comes first). While no
+   latency is known it is hedge_initial (test_core_timing_first_loss_
+   hedged); pool_hedge_known brings such a try's hedge forward once one
+   is. */
 static rp_duration pool_hedge_after(rp_pool *pool, const rp_res *r,
                                     rp_tstamp now) {
   const rp_settings *set = &pool->set;
   rp_duration rto = pool_rto(pool, r);
   rp_duration fastest = rp_rtt_fastest(&r->rtt), early;
 
+  if (rto == RP_TSTAMP_UNSET && set->hedge_initial > 0) {
+    rto = set->hedge_initial;
+  }
   if (fastest != RP_TSTAMP_UNSET &&
       rp_health_lost_lately(&r->health, set->lossy_recent, now)) {
     early = (rp_duration)(set->early_hedge_rtts * (double)fastest);
@@ -571,14 +578,17 @@ static int pool_kind_hedged(rp_try_kind kind) {
    (at start every resolver is new: they have no hedge time) the hedge
    time a send of theirs would get now that the first answer made one
    known. A query whose first try went to a dead resolver then goes to
-   the one that answered at once, not after per_attempt. Runs when the
-   cost heap gains its first member: O(queries in flight), seldom. */
+   the one that answered at once, not after per_attempt (or
+   hedge_initial, the time they got at their send, when that is later).
+   Runs when the cost heap gains its first member: O(queries in
+   flight), seldom. */
 static void pool_hedge_known(rp_pool *pool, rp_tstamp now) {
   rp_list *n;
   rp_query *q;
   rp_try *t;
   rp_res *r;
   rp_duration after;
+  rp_tstamp at;
   size_t i;
   int changed;
 
@@ -591,13 +601,17 @@ static void pool_hedge_known(rp_pool *pool, rp_tstamp now) {
     for (i = 0; i < q->ntries; ++i) {
       t = &q->tries[i];
       r = pool_res(pool, t->res);
-      if (!t->open || t->hedged || t->hedge_at != RP_TSTAMP_UNSET ||
-          !pool_kind_hedged((rp_try_kind)t->kind) || r == NULL) {
+      if (!t->open || t->hedged || !pool_kind_hedged((rp_try_kind)t->kind) ||
+          r == NULL) {
         continue;
       }
       after = pool_hedge_after(pool, r, now);
-      if (after != RP_TSTAMP_UNSET) {
-        t->hedge_at = rp_tstamp_add(t->sent, after);
+      if (after == RP_TSTAMP_UNSET) {
+        continue;
+      }
+      at = rp_tstamp_add(t->sent, after);
+      if (t->hedge_at == RP_TSTAMP_UNSET || at < t->hedge_at) {
+        t->hedge_at = at;
         changed = 1;
       }
     }

@@ -155,6 +155,34 @@ static int select_loss_ok(const rp_pool *pool, const rp_res *r) {
          ref + pool->set.band_loss;
 }
 
+/* select_push pushes |pe| into |pq|; room was reserved at add. */
+static void select_push(rp_pq *pq, rp_pq_entry *pe) {
+  int rv = rp_pq_push(pq, pe);
+
+  assert(rv == 0);
+  (void)rv;
+}
+
+/* select_cost_ref returns the cost the band is measured from: the
+   cheapest resolver's, or, when the cheapest is out on loss, the surest
+   one's when that is higher. Without that the band could be empty while
+   resolvers answer (the cheapest lossy, the surest slower than the
+   band): every query then waited and spilled to the lossy one. */
+static double select_cost_ref(const rp_pool *pool, const rp_res *best) {
+  const rp_pq_entry *pe;
+  const rp_res *surest;
+
+  if (select_loss_ok(pool, best)) {
+    return best->cost;
+  }
+  pe = rp_pq_top(&pool->loss);
+  if (pe == NULL) {
+    return best->cost;
+  }
+  surest = rp_container_of_const(pe, rp_res, e_loss);
+  return surest->cost > best->cost ? surest->cost : best->cost;
+}
+
 /* select_qualifies returns 1 if |r| is in the equal-cost band now. */
 static int select_qualifies(const rp_pool *pool, const rp_res *r) {
   const rp_pq_entry *pe;
@@ -167,7 +195,8 @@ static int select_qualifies(const rp_pool *pool, const rp_res *r) {
   pe = rp_pq_top(&pool->cost);
   if (r->cost >= 0.0 && pe != NULL) {
     best = rp_container_of_const(pe, rp_res, e_cost);
-    limit = pool->set.band_ratio * best->cost + (double)pool->set.band_slack;
+    limit = pool->set.band_ratio * select_cost_ref(pool, best) +
+            (double)pool->set.band_slack;
     if (r->cost > limit) {
       return 0;
     }
@@ -175,12 +204,26 @@ static int select_qualifies(const rp_pool *pool, const rp_res *r) {
   return select_loss_ok(pool, r);
 }
 
-/* select_push pushes |pe| into |pq|; room was reserved at add. */
-static void select_push(rp_pq *pq, rp_pq_entry *pe) {
-  int rv = rp_pq_push(pq, pe);
+/* select_surest_back moves the surest resolver (the loss heap's top)
+   from the left-out set into the band when it qualifies now: left-out
+   resolvers are re-checked on their own news, and the band's
+   thresholds may have moved under it (the cheapest turned lossy) with
+   none. Returns 1 when moved. O(log n). */
+static int select_surest_back(rp_pool *pool) {
+  rp_pq_entry *pe = rp_pq_top(&pool->loss);
+  rp_res *r;
 
-  assert(rv == 0);
-  (void)rv;
+  if (pe == NULL) {
+    return 0;
+  }
+  r = rp_container_of(pe, rp_res, e_loss);
+  if (r->where != RP_WHERE_OUT || !select_qualifies(pool, r)) {
+    return 0;
+  }
+  rp_pq_remove(&pool->out, &r->e_lru);
+  r->where = RP_WHERE_BAND;
+  select_push(&pool->band, &r->e_lru);
+  return 1;
 }
 
 /* select_to_token moves |r| (in no set) to the token wait. */
@@ -421,6 +464,9 @@ static uint32_t select_auto(rp_pool *pool, rp_query *q, rp_tstamp now) {
   rp_pq_entry *pe;
   rp_res *r;
 
+  if (rp_pq_top(&pool->band) == NULL) {
+    (void)select_surest_back(pool);
+  }
   while ((pe = rp_pq_top(&pool->band)) != NULL) {
     r = rp_container_of(pe, rp_res, e_lru);
     rp_pq_pop(&pool->band);

@@ -10,6 +10,10 @@
  * - The equal-cost band: cost <= band_ratio x cheapest + band_slack and
  *   loss lower bound (Wilson) <= lowest loss + band_loss. A resolver
  *   that replied but has no latency yet (it only refused) is in the band.
+ *   When the cheapest is out on loss, the cost is measured from the
+ *   surest one's (the loss heap's top) when that is higher, so the band
+ *   is never empty while one that replied is up; a query that finds it
+ *   empty moves the surest back in first when it qualifies.
  * - A resolver that never replied (answer or refusal) may be dead: it is
  *   in the fresh heap (LRU), not the band. It gets a query's only try
  *   only when no resolver that replied has room (the band, then a

@@ -157,6 +157,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
 
       .hedge_devs = 4.0,
       .hedge_min_dev = 10 * RP_MILLISECONDS,
+      .hedge_initial = 300 * RP_MILLISECONDS,
       .early_hedge_rtts = 2.0,
       .lossy_recent = 10 * RP_SECONDS,
       .hedge_lossy_loss = 0.05,

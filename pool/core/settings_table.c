@@ -120,6 +120,8 @@ static const rp_settings_field settings_table[] = {
                    "hedge after mean + this many deviations"),
     SETTINGS_FIELD(hedge_min_dev, RP_SETTINGS_DURATION,
                    "smallest deviation term of the hedge time"),
+    SETTINGS_FIELD(hedge_initial, RP_SETTINGS_DURATION,
+                   "hedge time while no latency is known (0: none)"),
     SETTINGS_FIELD(early_hedge_rtts, RP_SETTINGS_DOUBLE,
                    "early hedge at a lossy resolver, in fastest latencies"),
     SETTINGS_FIELD(lossy_recent, RP_SETTINGS_DURATION,

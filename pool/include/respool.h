@@ -357,6 +357,14 @@ typedef struct rp_settings {
   double hedge_devs;
   /* hedge_min_dev is the smallest deviation term of that, ns (10 ms). */
   rp_duration hedge_min_dev;
+  /* hedge_initial: while no resolver's latency is known (nothing has
+     answered yet), a try is hedged this long after its send, ns (300
+     ms; 0: never, until an answer makes a latency known). A third of
+     the tunnel clients' first timeouts (MasterDnsVPN's MTU test waits
+     1 s for each probe), so a hedge and its answer come before them:
+     without it a probe lost at a lossy resolver at start had no hedge
+     time and the minimal MasterDNS client stalled for that second. */
+  rp_duration hedge_initial;
   /* early_hedge_rtts: a query at a resolver that lost lately is hedged
      after this many fastest latencies when that is sooner (2). */
   double early_hedge_rtts;
