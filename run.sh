@@ -6,6 +6,7 @@
 #   ./run.sh asan       build build-asan/ with ASan+UBSan and run the unit and sim tests
 #   ./run.sh fuzz [s]   build build-fuzz/ with clang libFuzzer and fuzz each target s seconds
 #   ./run.sh fuzz-long [n]  fuzz each target for n executions (10^7) and print a table
+#                       (FUZZ_TARGETS="a b" picks targets, FUZZ_JOBS=N runs N processes each)
 #   ./run.sh bench      run the bench-labelled tests
 #   ./run.sh sim [args] the table in virtual time (respool-sim table) into results/sim/
 #   ./run.sh deps       install the Debian packages the project needs
