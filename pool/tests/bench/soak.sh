@@ -192,25 +192,31 @@ for k in $(seq 1 "$SOAK_RESOLVERS"); do
 done
 
 # ---- respool ---------------------------------------------------------------
-"$RESPOOL_BIN" "${RP_ARGS[@]}" --listen 127.0.0.1:0 --kind dnstt \
-  --pretest "" --stats-json "$WORK/stats.json" --stats 10s \
-  >"$WORK/respool.out" 2>"$WORK/respool.err" &
-RP_PID=$!
-PIDS="$PIDS $RP_PID"
-wait_line "$WORK/respool.out"
-RP_ADDR=$(head -1 "$WORK/respool.out")
+# respool_start NAME ARGS...: starts respool with ARGS (stats every 10 s to
+# NAME-stats.json, logs NAME.out/.err); sets STARTED_PID and STARTED_ADDR.
+respool_start() {
+  local name=$1
+  shift
+  "$RESPOOL_BIN" "$@" --listen 127.0.0.1:0 \
+    --stats-json "$WORK/$name-stats.json" --stats 10s \
+    >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  STARTED_PID=$!
+  PIDS="$PIDS $STARTED_PID"
+  wait_line "$WORK/$name.out"
+  STARTED_ADDR=$(head -1 "$WORK/$name.out")
+}
+
+respool_start respool "${RP_ARGS[@]}" --kind dnstt --pretest ""
+RP_PID=$STARTED_PID
+RP_ADDR=$STARTED_ADDR
 say "respool=$RP_ADDR pid=$RP_PID resolvers=$SOAK_RESOLVERS secs=$SOAK_SECS"
 REAL_PID=""
 if [ "$REAL" = 1 ]; then
   # As a user starts it in front of the real client: no --kind, the
   # default start-up check.
-  "$RESPOOL_BIN" "${REAL_ARGS[@]}" --listen 127.0.0.1:0 \
-    --stats-json "$WORK/real-stats.json" --stats 10s \
-    >"$WORK/real-respool.out" 2>"$WORK/real-respool.err" &
-  REAL_PID=$!
-  PIDS="$PIDS $REAL_PID"
-  wait_line "$WORK/real-respool.out"
-  REAL_ADDR=$(head -1 "$WORK/real-respool.out")
+  respool_start real-respool "${REAL_ARGS[@]}"
+  REAL_PID=$STARTED_PID
+  REAL_ADDR=$STARTED_ADDR
   say "real lane: respool=$REAL_ADDR pid=$REAL_PID real dnstt from $REAL_DIR"
 fi
 
