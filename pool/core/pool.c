@@ -843,9 +843,12 @@ static void pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
                  !overtaken && (r->rl.last_answer == RP_TSTAMP_UNSET ||
                                 r->rl.last_answer < sent),
                  pool->set.score_failure, now);
-  if (r->probation && !r->prob_failed && (count_loss > 0 || !is_drop)) {
-    /* Lost (not a drop that may be overflow of a burst limit it met) or
-       failed in probation. */
+  if (r->probation && !r->prob_failed &&
+      ((count_loss > 0 &&
+        !(is_drop && overtaken && rp_ratelim_drop_may_be_rate(&r->rl, now))) ||
+       !is_drop)) {
+    /* Lost (not a drop that may be overflow of a burst limit it met,
+       even one counted as loss early) or failed in probation. */
     r->prob_failed = 1;
     pool_prob_sync(pool, r);
     rp_select_probation_sync(pool, r, now);

@@ -463,6 +463,18 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     first = last > span ? last - span : 0;
     ndrops = ratelim_sum_of(rl, rl->dbuckets, first, last);
     nanswers = ratelim_sum(rl, first, last);
+    if (set->early_drop_loss && rl->cap <= 0.0 &&
+        ndrops < set->loss_verdict_drops &&
+        (double)ndrops >= set->drop_min_share * (double)(ndrops + nanswers)) {
+      /* Too few for an episode, too many to ignore: loss now, so that
+         the band's loss bound sees it while an episode would still be
+         gathering drops (a random loser kept its share meanwhile, a
+         dropping rate limit its flood). An episode that starts later
+         counts only its own drops. */
+      --rl->pending;
+      *pnloss = 1;
+      return 0;
+    }
     if (ndrops < set->loss_verdict_drops ||
         (double)ndrops < set->drop_min_share * (double)(ndrops + nanswers) ||
         ratelim_spread(rl, first, last) < set->drop_min_spread) {
@@ -517,6 +529,10 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
   ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
   changed = 1;
   return changed;
+}
+
+int rp_ratelim_drop_may_be_rate(const rp_ratelim *rl, rp_tstamp now) {
+  return rl->random_until == RP_TSTAMP_UNSET || now >= rl->random_until;
 }
 
 int rp_ratelim_on_stale(rp_ratelim *rl, const rp_settings *set,

@@ -206,13 +206,20 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
    tunnel server answers its queries in order and holds only the newest
    poll, so a held poll is never overtaken). Sets |*pnloss| to the number
    of losses to count now: 1 when it was not overtaken or the resolver
-   is known to lose at random: the cap then stays as it is; 0 while a
-   drop episode finds the cap (overflow); the episode's drops and this
-   one when the episode shows random loss. Returns 1 if the cap was set
-   or changed. */
+   is known to lose at random: the cap then stays as it is; 1 too for an
+   early drop (settings.early_drop_loss: uncapped, fewer than
+   loss_verdict_drops in the rate window, at least drop_min_share); 0
+   while a drop episode finds the cap (overflow); the episode's drops
+   and this one when the episode shows random loss. Returns 1 if the cap
+   was set or changed. */
 int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
                        rp_tstamp sent_at, int overtaken, rp_tstamp now,
                        uint32_t *pnloss);
+
+/* rp_ratelim_drop_may_be_rate returns 1 if an overtaken drop at |now|
+   may still be overflow of a rate limit (no random-loss verdict holds),
+   even when it was counted as loss (an early drop). */
+int rp_ratelim_drop_may_be_rate(const rp_ratelim *rl, rp_tstamp now);
 
 /* rp_ratelim_on_stale applies a try sent at |sent_at| that probation
    marked stale at |now| (no answer by its judge time) when

@@ -152,6 +152,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .verdict_min_use = RP_SECONDS,
       .drop_min_share = 0.05,
       .drop_min_spread = 2,
+      .early_drop_loss = 1,
       .random_min_share = 0.025,
       .level_min_tries = 50,
 

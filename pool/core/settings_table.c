@@ -114,6 +114,8 @@ static const rp_settings_field settings_table[] = {
                    "... spread over this many 100 ms buckets"),
     SETTINGS_FIELD(random_min_share, RP_SETTINGS_DOUBLE,
                    "random loss judged from this share of drops, ratio"),
+    SETTINGS_FIELD(early_drop_loss, RP_SETTINGS_BOOL,
+                   "1: a drop too early for an episode counts as loss"),
     SETTINGS_FIELD(level_min_tries, RP_SETTINGS_U32,
                    "a cap of an episode is lowered after this many tries"),
     SETTINGS_FIELD(hedge_devs, RP_SETTINGS_DOUBLE,

@@ -334,6 +334,15 @@ typedef struct rp_settings {
      of the window's 100 ms buckets (2): a burst of queries that cannot
      be answered at all is no rate. */
   uint32_t drop_min_spread;
+  /* early_drop_loss, 0 or 1 (1): an overtaken drop at a resolver without
+     a cap, too few to start an episode yet (fewer than
+     loss_verdict_drops in the rate window) but at least drop_min_share
+     of the window's answers and drops, counts as loss at once (the
+     equal-cost band's loss bound sees it). 0, the old rule: it waits,
+     uncounted, for an episode's verdict. A resolver losing 10 % took
+     about 400 of a tunnel's first 3 000 queries before the verdict; a
+     dropping rate limit was flooded at start until its episode began. */
+  int early_drop_loss;
   /* random_min_share: an episode judges random loss only when the drops
      under its cap are at least this share of those tries' replies and
      drops, ratio (0.025). Below drop_min_share: a resolver losing 10 %

@@ -49,45 +49,77 @@ static void test_core_caps_refusal_learns_limit(void **state) {
   }
 }
 
-/* A resolver that drops past 40 q/s while answering others gets a cap
-   of 0.9 x its recent answer rate. */
-static void test_core_caps_drop(void **state) {
+/* caps_drop_run runs a resolver that drops past 40 q/s (burst 5) beside
+   one without a limit at 150 q/s for 13 s, settings.early_drop_loss
+   |early|; |*pcap_ratio| is its first cap over its answer rate just
+   before (0 if none by 5 s). */
+static void caps_drop_run(int early, double *pcap_ratio,
+                          rp_resolver_stats *pst, rp_pool_stats *pps) {
   harness h;
+  rp_settings set;
   rp_resolver_stats st;
-  rp_pool_stats ps;
 
-  (void)state;
-  start(&h, 0, 32);
+  h_default_settings(&set);
+  set.wait_for_token = 0;
+  set.early_drop_loss = early;
+  assert_int_equal(h_init(&h, &set, 32), 0);
   h_add(&h,
         &(h_fake){
             .delay = 20 * MS, .limit_qps = 40, .burst = 5, .limit_drops = 1});
   h_add(&h, &(h_fake){.delay = 20 * MS});
+  *pcap_ratio = 0.0;
   /* Up to just before the first drop is judged (2 s per_attempt). */
   h_run(&h, 2100 * MS, 150);
-  for (;;) {
+  while (h.now < 5 * S) {
     rp_resolver_stats before = h_rstats(&h, 0);
 
-    h_run(&h, 1 * MS, 150);
+    h_run(&h, S / 150, 150); /* one query a step */
     st = h_rstats(&h, 0);
     if (st.cap_qps > 0.0) {
-      double ratio = st.cap_qps / before.answer_rate_qps;
-
-      print_message("cap=%.1f rate=%.1f ratio=%.3f\n", st.cap_qps,
-                    before.answer_rate_qps, ratio);
-      assert_true(ratio > 0.85 && ratio < 0.95);
+      *pcap_ratio = st.cap_qps / before.answer_rate_qps;
+      print_message("early_drop_loss=%d: at %.3f s cap=%.1f rate=%.1f "
+                    "ratio=%.3f\n",
+                    early, (double)h.now / S, st.cap_qps,
+                    before.answer_rate_qps, *pcap_ratio);
       break;
     }
-    assert_true(h.now < 5 * S);
   }
+  h_run(&h, 13 * S - h.now, 150);
+  *pst = h_rstats(&h, 0);
+  *pps = h_pstats(&h);
+  print_message("early_drop_loss=%d: sent %llu dropped %llu rate %.1f "
+                "delivered %llu failed %llu\n",
+                early, (unsigned long long)pst->sent,
+                (unsigned long long)pst->dropped, pst->answer_rate_qps,
+                (unsigned long long)pps->delivered,
+                (unsigned long long)pps->failed);
+  h_free(&h);
+}
+
+/* A resolver that drops past 40 q/s while answering others. Without
+   early_drop_loss (the old rule) its drops start an episode and it gets
+   a cap of 0.9 x its recent answer rate. With it (the default) its
+   first drops count as loss and the loss bound moves it out of the
+   equal-cost band while the other has room: it gets no cap, drops a
+   few queries where the old rule dropped over 20, and nothing fails. */
+static void test_core_caps_drop(void **state) {
+  double ratio;
+  rp_resolver_stats st;
+  rp_pool_stats ps;
+
+  (void)state;
+  caps_drop_run(0, &ratio, &st, &ps);
+  assert_true(ratio > 0.85 && ratio < 0.95);
   assert_true(st.dropped > 0);
-  h_run(&h, 8 * S, 150);
-  ps = h_pstats(&h);
   /* Still used (capped, not down). */
-  st = h_rstats(&h, 0);
   assert_int_not_equal(st.state, RP_RESOLVER_DOWN);
   assert_true(st.answer_rate_qps > 25.0);
   assert_true(ps.delivered > 1500);
-  h_free(&h);
+  caps_drop_run(1, &ratio, &st, &ps);
+  assert_true(st.dropped > 0 && st.dropped < 2 * 5);
+  assert_int_not_equal(st.state, RP_RESOLVER_DOWN);
+  assert_int_equal(ps.failed, 0);
+  assert_true(ps.delivered > 1500);
 }
 
 /* A refused query is resent at once to another resolver. */

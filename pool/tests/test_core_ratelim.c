@@ -151,7 +151,8 @@ static void test_core_ratelim_overflow_grace(void **state) {
    cap; loss_verdict_drops of them in the rate window (and a tenth of its
    tries) start an episode:
    cap = 0.9 x rate, and no loss (overflow while the cap is found);
-   within the grace no new cap. */
+   within the grace no new cap. The episode's mechanics, without
+   early_drop_loss (test_core_ratelim_early_drop_loss has it). */
 static void test_core_ratelim_drop(void **state) {
   rp_ratelim rl;
   rp_tstamp now = 0;
@@ -159,6 +160,7 @@ static void test_core_ratelim_drop(void **state) {
   uint32_t n;
 
   (void)state;
+  set.early_drop_loss = 0;
   rp_ratelim_init(&rl);
   answer_at_rate(&rl, &now, 8, 4 * S);
   assert_int_equal(
@@ -176,15 +178,79 @@ static void test_core_ratelim_drop(void **state) {
   assert_int_equal(
       rp_ratelim_on_drop(&rl, &set, now - MS, 1, now + 10 * MS, &n), 0);
   assert_int_equal(n, 0);
+  set.early_drop_loss = 1;
 }
 
-/* Drops that stop once the cap is lowered are forgiven: overflow. */
+/* early_drop_loss: overtaken drops at an uncapped resolver, too few for
+   an episode but at least drop_min_share of the rate window's tries,
+   count as loss at once; the one that starts the episode does not, and
+   the episode's pending drops are only its own, so a random-loss
+   verdict counts none twice. A drop in a thousand answers stays
+   uncounted, and so does one under a cap. */
+static void test_core_ratelim_early_drop_loss(void **state) {
+  rp_ratelim rl;
+  rp_tstamp now = 0;
+  uint32_t n, i, early = 0;
+
+  (void)state;
+  assert_int_equal(set.early_drop_loss, 1);
+  rp_ratelim_init(&rl);
+  /* 8 answers/s: about 24 in the window, so the first drop is 4 % of
+     the tries, the second 8 %. */
+  answer_at_rate(&rl, &now, 8, 4 * S);
+  for (i = 0; i + 1 < set.loss_verdict_drops; ++i) {
+    now += RP_RATELIM_BUCKET;
+    assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n),
+                     0);
+    assert_true(rl.cap == 0.0);
+    assert_int_equal(n, i == 0 ? 0 : 1);
+    early += n;
+  }
+  assert_int_equal(early, set.loss_verdict_drops - 2);
+  assert_int_equal(rl.pending, 1);
+  assert_true(rp_ratelim_drop_may_be_rate(&rl, now));
+  now += RP_RATELIM_BUCKET;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n), 1);
+  assert_int_equal(n, 0);
+  assert_true(rl.cap > 0.0);
+  assert_int_equal(rl.pending, 2);
+  /* Under the cap, out of the grace: pending again, not loss. */
+  now += 2 * S;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - MS, 1, now, &n), 0);
+  assert_int_equal(n, 0);
+
+  /* One drop in about a thousand answers: no loss. */
+  rp_ratelim_init(&rl);
+  now = 0;
+  answer_at_rate(&rl, &now, 400, 4 * S);
+  for (i = 0; i + 1 < set.loss_verdict_drops; ++i) {
+    now += RP_RATELIM_BUCKET;
+    rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n);
+    assert_int_equal(n, 0);
+  }
+
+  /* The old rule: nothing counted before the episode. */
+  set.early_drop_loss = 0;
+  rp_ratelim_init(&rl);
+  now = 0;
+  answer_at_rate(&rl, &now, 8, 4 * S);
+  assert_int_equal(
+      drops(&rl, set.loss_verdict_drops - 1, now - 2 * S, &now, &n), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(rl.pending, set.loss_verdict_drops - 1);
+  set.early_drop_loss = 1;
+}
+
+/* Drops that stop once the cap is lowered are forgiven: overflow (the
+   episode's pending drops; without early_drop_loss, whose drops before
+   the episode are counted at once). */
 static void test_core_ratelim_drop_forgiven(void **state) {
   rp_ratelim rl;
   rp_tstamp now = 0;
   uint32_t n;
 
   (void)state;
+  set.early_drop_loss = 0;
   rp_ratelim_init(&rl);
   answer_at_rate(&rl, &now, 8, 4 * S);
   drops(&rl, set.loss_verdict_drops + 1, now - 2 * S, &now, &n);
@@ -195,6 +261,7 @@ static void test_core_ratelim_drop_forgiven(void **state) {
   assert_int_equal(rl.pending, 0);
   assert_true(rl.exp_at == RP_TSTAMP_UNSET);
   assert_true(rl.cap > 0.0);
+  set.early_drop_loss = 1;
 }
 
 /* Drops that go on under the lowered cap at the share they had before
@@ -303,19 +370,27 @@ static void test_core_ratelim_high_first_cap(void **state) {
   double answers_s, drop_share;
   uint32_t lost;
   size_t i;
+  int early;
 
   (void)state;
-  for (i = 0; i < sizeof(demands) / sizeof(demands[0]); ++i) {
-    dropper_run(&rl, demands[i], &answers_s, &drop_share, &lost);
-    print_message("demand %.0f q/s: %.1f answers/s, %.1f %% dropped in the "
-                  "last 3 s, %u counted as loss, cap %.1f\n",
-                  demands[i], answers_s, 100 * drop_share, lost, rl.cap);
-    assert_true(rl.random_until == RP_TSTAMP_UNSET);
-    assert_int_equal(lost, 0);
-    assert_true(answers_s >= 0.8 * 40.0);
-    /* The cap probes upward (cap_growth) and meets drops again: a few
-       are the price of finding a raised limit. */
-    assert_true(drop_share <= 0.25);
+  for (early = 0; early <= 1; ++early) {
+    set.early_drop_loss = early;
+    for (i = 0; i < sizeof(demands) / sizeof(demands[0]); ++i) {
+      dropper_run(&rl, demands[i], &answers_s, &drop_share, &lost);
+      print_message("early_drop_loss=%d demand %.0f q/s: %.1f answers/s, "
+                    "%.1f %% dropped in the last 3 s, %u counted as loss, "
+                    "cap %.1f\n",
+                    early, demands[i], answers_s, 100 * drop_share, lost,
+                    rl.cap);
+      assert_true(rl.random_until == RP_TSTAMP_UNSET);
+      /* With early_drop_loss only the drops before the first cap (here,
+         where the dropper has no other way to lose its share). */
+      assert_true(early ? lost < set.loss_verdict_drops : lost == 0);
+      assert_true(answers_s >= 0.8 * 40.0);
+      /* The cap probes upward (cap_growth) and meets drops again: a few
+         are the price of finding a raised limit. */
+      assert_true(drop_share <= 0.25);
+    }
   }
 }
 
@@ -511,6 +586,7 @@ int main(void) {
       cmocka_unit_test(test_core_ratelim_drop_assumes),
       cmocka_unit_test(test_core_ratelim_overflow_grace),
       cmocka_unit_test(test_core_ratelim_drop),
+      cmocka_unit_test(test_core_ratelim_early_drop_loss),
       cmocka_unit_test(test_core_ratelim_drop_forgiven),
       cmocka_unit_test(test_core_ratelim_random_loss),
       cmocka_unit_test(test_core_ratelim_high_first_cap),
