@@ -165,6 +165,10 @@ struct rp_query {
   uint8_t copy_stack;
   /* had_copy is 1 once a copy of it went out. */
   uint8_t had_copy;
+  /* linger is 1 while it is answered and its only open tries were
+     judged lost: it waits for late answers that are unlikely to come
+     (counted in rp_pool.nlinger). */
+  uint8_t linger;
   /* nseen hashes (rp_copies_hash) of the answers delivered: a later
      answer with one of them repeats it. */
   uint8_t nseen;
@@ -300,6 +304,10 @@ struct rp_pool {
      longest question name first (pool_less_wait). */
   rp_pq waits;
   size_t ninflight;
+  /* nlinger counts the queries in flight that linger (rp_query.linger):
+     the copy bound leaves them out, since their lost tries would pin it
+     until per_attempt. */
+  size_t nlinger;
 
   rp_idmap ids;
 

@@ -485,6 +485,41 @@ void rp_pool_del(rp_pool *pool) {
 /* Tries                                                              */
 /* ---------------------------------------------------------------- */
 
+/* pool_query_live returns the number of open tries of |q| not judged
+   lost. */
+static unsigned pool_query_live(const rp_query *q) {
+  unsigned n = 0;
+  size_t i;
+
+  for (i = 0; i < q->ntries; ++i) {
+    n += q->tries[i].open && !q->tries[i].judged;
+  }
+  return n;
+}
+
+/* pool_linger_sync updates |q|'s linger flag and pool->nlinger after its
+   tries or its answer changed. */
+static void pool_linger_sync(rp_pool *pool, rp_query *q) {
+  uint8_t linger = (uint8_t)(q->active && q->answered && q->nopen > 0 &&
+                             pool_query_live(q) == 0);
+
+  if (linger != q->linger) {
+    q->linger = linger;
+    if (linger) {
+      ++pool->nlinger;
+    } else {
+      --pool->nlinger;
+    }
+  }
+}
+
+/* pool_copy_inflight returns the client queries in flight that the copy
+   bound counts: those that do not linger. */
+static size_t pool_copy_inflight(const rp_pool *pool) {
+  assert(pool->nlinger <= pool->ninflight);
+  return pool->ninflight - pool->nlinger;
+}
+
 /* pool_try_close closes the open try |t| of |q| without judging it. */
 static void pool_try_close(rp_pool *pool, rp_query *q, rp_try *t,
                            rp_tstamp now) {
@@ -493,6 +528,7 @@ static void pool_try_close(rp_pool *pool, rp_query *q, rp_try *t,
   assert(t->open);
   t->open = 0;
   --q->nopen;
+  pool_linger_sync(pool, q);
   rp_list_remove(&t->res_node);
   if (r == NULL) {
     return;
@@ -885,6 +921,7 @@ static int pool_deliver(rp_pool *pool, rp_query *q, const uint8_t *data,
     ++pool->stats.delivered;
   }
   q->answered = 1;
+  pool_linger_sync(pool, q);
   if (pool->cb.deliver(pool, &q->client, pool->scratch, len, flags,
                        pool->user_data) != 0) {
     return RP_ERR_CALLBACK_FAILURE;
@@ -951,6 +988,7 @@ static int pool_query_fail(rp_pool *pool, rp_query *q) {
     return 0;
   }
   q->answered = 1;
+  pool_linger_sync(pool, q);
   return pool_fail_bytes(pool, &q->client, q->buf, q->len,
                          RP_DNS_RCODE_SERVFAIL);
 }
@@ -970,6 +1008,7 @@ static void pool_query_free(rp_pool *pool, rp_query *q, rp_tstamp now) {
   /* Last freed, first reused: its memory is still in the cache. */
   rp_list_push_front(&pool->free_q, &q->node);
   q->active = 0;
+  pool_linger_sync(pool, q);
   --pool->ninflight;
 }
 
@@ -1027,18 +1066,6 @@ static void pool_try_stale(rp_pool *pool, rp_try *t, rp_tstamp now) {
   rp_select_probation_sync(pool, r, now);
 }
 
-/* pool_query_live returns the number of open tries of |q| not judged
-   lost. */
-static unsigned pool_query_live(const rp_query *q) {
-  unsigned n = 0;
-  size_t i;
-
-  for (i = 0; i < q->ntries; ++i) {
-    n += q->tries[i].open && !q->tries[i].judged;
-  }
-  return n;
-}
-
 /* pool_try_judge judges the open try |t| lost at |now|: a try sent after
    it to the same resolver got a reply (|overtaken| 1), or an answer
    came for it in another case than its 0x20 name (|overtaken| 0: no
@@ -1054,6 +1081,7 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, int overtaken,
 
   assert(t->open && !t->judged && r != NULL);
   t->judged = 1;
+  pool_linger_sync(pool, q);
   t->hedged = 1;
   rp_list_remove(&t->res_node);
   rp_list_push_back(&r->lost, &t->res_node);
@@ -1202,7 +1230,7 @@ static void pool_copies_fit(const rp_pool *pool, rp_query *q,
 
   q->copy_stack = 0;
   if (unit == 0 || rtt == RP_TSTAMP_UNSET || rtt <= unit) {
-    if (pool->ninflight > pool->set.copy_max_inflight) {
+    if (pool_copy_inflight(pool) > pool->set.copy_max_inflight) {
       q->copies = 0;
     }
     return;
@@ -1210,7 +1238,7 @@ static void pool_copies_fit(const rp_pool *pool, rp_query *q,
   q->copy_stack = 1;
   limit *= (double)rtt / (double)unit;
   while (q->copies > 0 &&
-         (double)pool->ninflight * (double)(1u + q->copies) > limit) {
+         (double)pool_copy_inflight(pool) * (double)(1u + q->copies) > limit) {
     --q->copies;
   }
 }
@@ -2122,6 +2150,7 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   q->waited = 0;
   q->nstreams = 0;
   q->had_copy = 0;
+  q->linger = 0;
   q->copy_stack = 0;
   q->nseen = 0;
   q->case_ok = (uint8_t)(pool_case_active(pool) &&
@@ -2130,7 +2159,7 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
      waits for a query that may have it); pool_copies_fit trims the rest
      once the first resolver is known. */
   q->copies = pool->set.copy_inflight_rtt == 0 &&
-                      pool->ninflight > pool->set.copy_max_inflight
+                      pool_copy_inflight(pool) > pool->set.copy_max_inflight
                   ? 0
                   : (uint8_t)rp_copies_plan(&pool->copies, &pool->set, now);
   rv = pool_query_place(pool, q, RP_TRY_FIRST, now);
