@@ -168,7 +168,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .copy_min_delay = SETTINGS_COPY_MIN_DELAY,
       .copy_window = 8,
       .copy_step = 0.5,
-      .copy_probe_interval = 500 * RP_MILLISECONDS,
+      .copy_probe_interval = 2 * RP_SECONDS,
       .copy_probe_queries = 4,
       .copy_max_inflight = 24,
       .copy_inflight_rtt = 0,

@@ -405,10 +405,7 @@ typedef struct rp_settings {
      (0.5). */
   double copy_step;
   /* copy_probe_interval: when no copies are sent, a few are tried this
-     often, ns (500 ms). At 2 s a level that fell to none while a
-     tunnel's opening had nothing to carry took 4 s per copy_step to come
-     back: the minimal MasterDNS pool over three-lossy kept no copies for
-     the rest of a 5 s transfer in three rounds of four. */
+     often, ns (2 s). */
   rp_duration copy_probe_interval;
   /* copy_probe_queries is how many queries get a copy then (4). */
   uint32_t copy_probe_queries;

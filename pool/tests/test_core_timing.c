@@ -381,20 +381,16 @@ static void test_core_timing_copies_adapt(void **state) {
   print_message("copies %llu in 4 s, repeats dropped %llu\n",
                 (unsigned long long)(ps.copies - before),
                 (unsigned long long)ps.repeats_dropped);
-  /* The probes only: copy_probe_queries every copy_probe_interval. */
-  assert_true(ps.copies - before <=
-              (4 * S / h.set.copy_probe_interval + 1) *
-                  h.set.copy_probe_queries);
+  assert_true(ps.copies - before <= 10);
   assert_true(ps.copies - before >= 4);
   assert_true(ps.copies_repeat > 0);
   /* A repeat is not passed on. */
   assert_int_equal(h.extra, extra);
   assert_true(ps.repeats_dropped > 0);
-  /* Data again: the probes bring them back within 3 s (10 s at the
-     old copy_probe_interval, 2 s). */
+  /* Data again: the probes bring them back. */
   h.fakes[0].varied = 1;
   h.fakes[1].varied = 1;
-  h_run(&h, 3 * S, 50);
+  h_run(&h, 10 * S, 50);
   before = h_pstats(&h).copies;
   h_run(&h, 2 * S, 50);
   assert_true(h_pstats(&h).copies - before > 100);
@@ -510,10 +506,8 @@ static void test_core_timing_copies_plain(void **state) {
   print_message("copies after 2 s: %llu for %llu queries\n",
                 (unsigned long long)(h_pstats(&h).copies - before),
                 (unsigned long long)(h.qn - q0));
-  /* The probes: copy_probe_queries every copy_probe_interval (8 a
-     second, 1.6 % of 500 q/s). */
   assert_true((double)(h_pstats(&h).copies - before) <
-              0.02 * (double)(h.qn - q0));
+              0.01 * (double)(h.qn - q0));
   assert_int_equal(h.extra, 0);
   h_free(&h);
 }
