@@ -1,12 +1,12 @@
 set terminal pngcairo size 900,600 noenhanced font ",10"
 set output "throughput.png"
-set title "download kbps per setup and column (2026-12-04T05:35:35+00:00)"
+set title "download kbps per setup and column (2026-12-04T14:26:47+00:00)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set logscale y
-set yrange [10000:1000000]
+set yrange [100000:1000000]
 set ylabel "download kbps (median, log scale)"
 set grid ytics
 set key outside right top vertical
