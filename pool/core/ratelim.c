@@ -399,7 +399,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
   }
   ratelim_advance(rl, now);
   ++rl->dbuckets[rl->bucket_no % RP_RATELIM_NBUCKETS];
-  if (rl->random_until != RP_TSTAMP_UNSET && now < rl->random_until) {
+  if (!rp_ratelim_drop_may_be_rate(rl, now)) {
     /* It loses at random, as an episode showed: loss, no cap. */
     return 0;
   }
