@@ -386,7 +386,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
                        uint32_t *pnloss) {
   rp_duration window = set->rate_window;
   uint64_t span, last = 0, first = 0, ndrops = 0, nanswers = 0;
-  int changed = 0;
+  int changed = 0, share_ok;
   double rate, sat;
   rp_duration slot;
 
@@ -463,9 +463,10 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     first = last > span ? last - span : 0;
     ndrops = ratelim_sum_of(rl, rl->dbuckets, first, last);
     nanswers = ratelim_sum(rl, first, last);
+    share_ok =
+        (double)ndrops >= set->drop_min_share * (double)(ndrops + nanswers);
     if (set->early_drop_loss && rl->cap <= 0.0 &&
-        ndrops < set->loss_verdict_drops &&
-        (double)ndrops >= set->drop_min_share * (double)(ndrops + nanswers)) {
+        ndrops < set->loss_verdict_drops && share_ok) {
       /* Too few for an episode, too many to ignore: loss now, so that
          the band's loss bound sees it while an episode would still be
          gathering drops (a random loser kept its share meanwhile, a
@@ -475,8 +476,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
       *pnloss = 1;
       return 0;
     }
-    if (ndrops < set->loss_verdict_drops ||
-        (double)ndrops < set->drop_min_share * (double)(ndrops + nanswers) ||
+    if (ndrops < set->loss_verdict_drops || !share_ok ||
         ratelim_spread(rl, first, last) < set->drop_min_spread) {
       return 0;
     }
