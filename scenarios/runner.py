@@ -372,12 +372,24 @@ def write_files(files, ctx, resolvers, wd):
             f.write("\n".join(lines) + "\n")
 
 
+def udp_rcvbuf_errors():
+    """The host's count of UDP datagrams dropped for a full receive
+    buffer (/proc/net/snmp RcvbufErrors), or None where it is not read."""
+    try:
+        with open("/proc/net/snmp") as f:
+            rows = [line.split() for line in f if line.startswith("Udp:")]
+        return int(rows[1][rows[0].index("RcvbufErrors")])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run_round(setup, cd, rnd, opts, ctx_static):
     rec = {"setup": setup["name"], "column": cd["name"], "round": rnd,
            "ok": False}
     wd = tempfile.mkdtemp(prefix="rp-cell-", dir=opts.tmp)
     procs = {}
     t0 = time.monotonic()
+    rcvbuf0 = udp_rcvbuf_errors()
     try:
         limited = bool(setup.get("rate_limited"))
         ctx = dict(ctx_static)
@@ -586,6 +598,12 @@ def run_round(setup, cd, rnd, opts, ctx_static):
                 rc = stop_proc(p)
                 rec.setdefault("exits", {})[name] = rc
         rec["elapsed"] = round(time.monotonic() - t0, 3)
+        rcvbuf1 = udp_rcvbuf_errors()
+        if rcvbuf0 is not None and rcvbuf1 is not None:
+            # Host-wide: any UDP socket of the round (client, relay,
+            # resolvers, server) that overflowed, and nothing else's
+            # while the machine is otherwise quiet.
+            rec["udp_rcvbuf_errors"] = rcvbuf1 - rcvbuf0
         collect(rec, wd, cd)
         if opts.keep_logs:
             rec["workdir"] = wd
@@ -613,7 +631,7 @@ def take_pool_stats(rec, st):
     for k in ("copies", "hedges", "resends", "spills", "retries", "failed",
               "waits",
               "copies_data", "copies_repeat", "repeats_dropped",
-              "extras_skipped"):
+              "extras_skipped", "late"):
         if k in pool:
             rec[k] = pool[k]
 

@@ -67,7 +67,7 @@ void cli_print_table(cli *c, rp_tstamp now) {
   fprintf(stderr,
           "queries=%llu delivered=%llu failed=%llu waits=%llu copies=%llu "
           "(data %llu, repeat %llu) hedges=%llu spills=%llu retries=%llu "
-          "repeats_dropped=%llu extras_skipped=%llu spoofed=%llu "
+          "repeats_dropped=%llu extras_skipped=%llu late=%llu spoofed=%llu "
           "case_mismatches=%llu case_fallbacks=%llu inflight=%zu up=%zu/%zu "
           "kind=%s\n",
           (unsigned long long)ps.queries, (unsigned long long)ps.delivered,
@@ -76,7 +76,8 @@ void cli_print_table(cli *c, rp_tstamp now) {
           (unsigned long long)ps.copies_repeat, (unsigned long long)ps.hedges,
           (unsigned long long)ps.spills, (unsigned long long)ps.retries,
           (unsigned long long)ps.repeats_dropped,
-          (unsigned long long)ps.extras_skipped, (unsigned long long)ps.spoofed,
+          (unsigned long long)ps.extras_skipped, (unsigned long long)ps.late,
+          (unsigned long long)ps.spoofed,
           (unsigned long long)ps.case_mismatches,
           (unsigned long long)ps.case_fallbacks, ps.inflight, ps.nup,
           ps.nresolvers,
@@ -130,6 +131,7 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddNumberToObject(o, "answered", (double)info.stats.answered);
     cJSON_AddNumberToObject(o, "refused", (double)info.stats.refused);
     cJSON_AddNumberToObject(o, "dropped", (double)info.stats.dropped);
+    cJSON_AddNumberToObject(o, "late", (double)info.stats.late);
     cJSON_AddNumberToObject(o, "errors", (double)info.stats.errors);
     cJSON_AddNumberToObject(o, "copies", (double)info.stats.copies);
     cJSON_AddNumberToObject(o, "hedges", (double)info.stats.hedges);
@@ -157,6 +159,7 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cJSON_AddNumberToObject(pool, "repeats_dropped",
                             (double)ps.repeats_dropped);
     cJSON_AddNumberToObject(pool, "extras_skipped", (double)ps.extras_skipped);
+    cJSON_AddNumberToObject(pool, "late", (double)ps.late);
     cJSON_AddNumberToObject(pool, "hedges", (double)ps.hedges);
     cJSON_AddNumberToObject(pool, "resends", (double)ps.resends);
     cJSON_AddNumberToObject(pool, "spills", (double)ps.spills);

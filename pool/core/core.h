@@ -85,6 +85,12 @@ typedef struct rp_timer {
 
 typedef struct rp_query rp_query;
 
+/* The values of rp_try.judged_drop: judged lost as overtaken, and taken
+   as a drop that may be a rate limit's (RP_JUDGED_RATE) or counted as
+   loss (RP_JUDGED_LOSS). */
+#define RP_JUDGED_RATE 1
+#define RP_JUDGED_LOSS 2
+
 typedef struct rp_try {
   /* res_node links the try into its resolver's open tries. */
   rp_list res_node;
@@ -122,6 +128,10 @@ typedef struct rp_try {
      it stays open for a late answer until expire_at, on its resolver's
      |lost| list. */
   uint8_t judged;
+  /* judged_drop is RP_JUDGED_RATE or RP_JUDGED_LOSS (counted as loss)
+     when it was judged lost because a later try to its resolver was
+     answered first, 0 otherwise: an answer to it is a late answer. */
+  uint8_t judged_drop;
   /* case_flags holds RP_CASE_ON when the try went with a 0x20 name
      (case.h), RP_CASE_PROOF and RP_CASE_MISSED. */
   uint8_t case_flags;
@@ -252,6 +262,8 @@ typedef struct rp_res {
   /* replies counts answers and refusals (probation). */
   uint64_t replies;
   uint64_t sent, answered, refused, dropped, errors, copies, hedges, probes;
+  /* late counts answers to tries judged lost (judged_drop). */
+  uint64_t late;
   /* Probe state: one standalone probe at a time. */
   int probe_open;
   uint16_t probe_id;

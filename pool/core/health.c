@@ -31,18 +31,26 @@ void rp_health_init(rp_health *h, int score) {
 /* HEALTH_NS_PER_S converts seconds to ns. */
 #define HEALTH_NS_PER_S 1e9
 
-/* health_add adds one closed try (|lost| 0 or 1) at |now|, after
-   decaying the counts with time constant |window_s| seconds. */
-static void health_add(rp_health *h, double window_s, double lost,
-                       rp_tstamp now) {
-  double keep = 1.0;
+/* health_decay decays the counts to |now| with time constant |window_s|
+   seconds. */
+static void health_decay(rp_health *h, double window_s, rp_tstamp now) {
+  double keep;
 
   if (now > h->decayed_at) {
     keep = exp(-(double)(now - h->decayed_at) / (window_s * HEALTH_NS_PER_S));
     h->decayed_at = now;
+    h->n *= keep;
+    h->lost *= keep;
   }
-  h->n = h->n * keep + 1.0;
-  h->lost = h->lost * keep + lost;
+}
+
+/* health_add adds one closed try (|lost| 0 or 1) at |now|, after
+   decaying the counts. */
+static void health_add(rp_health *h, double window_s, double lost,
+                       rp_tstamp now) {
+  health_decay(h, window_s, now);
+  h->n += 1.0;
+  h->lost += lost;
 }
 
 void rp_health_reply(rp_health *h, double window_s, int score_delta,
@@ -72,6 +80,20 @@ void rp_health_loss(rp_health *h, double window_s, uint32_t count_loss,
     ++h->fails_in_row;
   }
   h->score = health_clamp(h->score + score_delta);
+}
+
+void rp_health_late(rp_health *h, double window_s, rp_tstamp now) {
+  /* The answer comes as a reply (rp_health_reply): the try counted lost
+     leaves. */
+  health_decay(h, window_s, now);
+  h->n = h->n > 1.0 ? h->n - 1.0 : 0.0;
+  h->lost = h->lost > 1.0 ? h->lost - 1.0 : 0.0;
+  if (h->total_lost > 0) {
+    --h->total_lost;
+  }
+  if (h->total_closed > 0) {
+    --h->total_closed;
+  }
 }
 
 double rp_health_loss_ratio(const rp_health *h) {

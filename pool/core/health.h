@@ -55,6 +55,11 @@ void rp_health_init(rp_health *h, int score);
 void rp_health_reply(rp_health *h, double window_s, int score_delta,
                      rp_tstamp now);
 
+/* rp_health_late takes back one loss counted by rp_health_loss: the
+   try was answered after all (|window_s| as there). The score and the
+   time of the last loss stay. */
+void rp_health_late(rp_health *h, double window_s, rp_tstamp now);
+
 /* rp_health_loss records a lost try at |now| (last_loss is set when
    |count_loss| > 0); |count_loss| is how many losses to count in the
    loss ratio

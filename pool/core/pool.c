@@ -559,6 +559,23 @@ static rp_duration pool_rto(const rp_pool *pool, const rp_res *r) {
   return rto;
 }
 
+/* pool_judge_after returns how long after a send at |r| an overtaken
+   try is judged lost at |now|: pool_rto, and not sooner than the latest
+   late answer of the last late_window; RP_TSTAMP_UNSET while no latency
+   is known. */
+static rp_duration pool_judge_after(const rp_pool *pool, const rp_res *r,
+                                    rp_tstamp now) {
+  rp_duration after = pool_rto(pool, r), late;
+
+  if (after != RP_TSTAMP_UNSET && pool->set.late_window > 0) {
+    late = rp_rtt_late(&r->rtt, now, pool->set.late_window);
+    if (late > after) {
+      after = late;
+    }
+  }
+  return after;
+}
+
 /* pool_hedge_after returns how long after a send at |r| it is hedged,
    or RP_TSTAMP_UNSET for never (per_attempt comes first). While no
    latency is known it is hedge_initial (test_core_timing_first_loss_
@@ -710,8 +727,9 @@ static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
   }
   if (kind != RP_TRY_DOWNCOPY && kind != RP_TRY_STREAM && !r->down) {
     /* A datagram try is judged lost at the resolver's mean + 4
-       deviations if a later one overtook it (pool_try_judge). */
-    after = pool_rto(pool, r);
+       deviations (or its latest late answer) if a later one overtook it
+       (pool_try_judge). */
+    after = pool_judge_after(pool, r, now);
     if (after != RP_TSTAMP_UNSET && after < pool->set.per_attempt) {
       t->judge_at = rp_tstamp_add(now, after);
     }
@@ -848,14 +866,15 @@ static void pool_res_reply(rp_pool *pool, rp_res *r, rp_tstamp sent,
 
 /* pool_res_failed records a timeout or network error of a try of |r|
    sent at |sent|; |is_drop| is 1 for a try lost without an answer,
-   |overtaken| 1 if a try sent after it to |r| got a reply. */
-static void pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
-                            int is_drop, int overtaken, rp_tstamp now) {
+   |overtaken| 1 if a try sent after it to |r| got a reply. Returns the
+   number of losses counted in its health. */
+static uint32_t pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
+                                int is_drop, int overtaken, rp_tstamp now) {
   uint32_t count_loss = 1;
 
   if (sent < r->up_at) {
     /* Sent while it was down: judged when it went down. */
-    return;
+    return 0;
   }
   if (is_drop) {
     ++r->dropped;
@@ -893,6 +912,7 @@ static void pool_res_failed(rp_pool *pool, rp_res *r, rp_tstamp sent,
     pool_res_down(pool, r, now);
   }
   rp_select_refresh(pool, r, now);
+  return count_loss;
 }
 
 /* ---------------------------------------------------------------- */
@@ -1094,7 +1114,9 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, int overtaken,
              "ev=lost srv=%u id=%u q=%u why=overtaken sent=%.6f newest=%.6f",
              r->slot, t->upstream_id, q->idx, (double)t->sent / POOL_NS_PER_S,
              (double)r->newest_reply_sent / POOL_NS_PER_S);
-    pool_res_failed(pool, r, t->sent, 1, 1, now);
+    t->judged_drop =
+        pool_res_failed(pool, r, t->sent, 1, 1, now) > 0 ? RP_JUDGED_LOSS
+                                                         : RP_JUDGED_RATE;
   }
   rp_select_probation_sync(pool, r, now);
   if (!q->answered && pool_query_live(q) == 0 &&
@@ -1104,9 +1126,31 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, int overtaken,
   return rv;
 }
 
+/* pool_try_late takes back what the judgement of |t|, an open try of |r|
+   judged lost (judged_drop), counted: its answer came |lat| after its
+   send at |now|, the resolver reorders (settings.late_window). */
+static void pool_try_late(rp_pool *pool, rp_res *r, const rp_try *t,
+                          rp_duration lat, rp_tstamp now) {
+  ++r->late;
+  ++pool->stats.late;
+  if (pool->set.late_window == 0) {
+    return;
+  }
+  rp_rtt_late_add(&r->rtt, lat, now, pool->set.late_window);
+  if (t->judged_drop == RP_JUDGED_LOSS) {
+    rp_health_late(&r->health, pool->set.loss_window, now);
+  }
+  if (rp_ratelim_on_late(&r->rl, &pool->set, t->sent, now)) {
+    pool_log(pool, RP_LOG_INFO, RP_LOG_CAT_CAP, now,
+             "ev=cap srv=%u why=late cap_qps=%.1f late=%u/%u", r->slot,
+             r->rl.cap, r->rl.exp_late, r->rl.exp_drops);
+  }
+}
+
 /* pool_res_overtaken judges lost the open datagram tries of |r| that a
    reply to a later try overtook, once |r|'s current mean latency + 4
-   deviations passed since their send. The tries are in send order and
+   deviations (or its latest late answer, pool_judge_after) passed since
+   their send. The tries are in send order and
    the time is the same for all, so the scan stops at the first that is
    not due. (Each try's own judge_at, from the latency when it was sent,
    is checked once by its timer; it is no order for the scan: a try sent
@@ -1127,7 +1171,7 @@ static int pool_res_overtaken(rp_pool *pool, rp_res *r, rp_tstamp now) {
     /* Most replies find the head not overtaken: the latency is read
        only when one is. */
     if (rto == RP_TSTAMP_UNSET) {
-      rto = pool_rto(pool, r);
+      rto = pool_judge_after(pool, r, now);
       if (rto == RP_TSTAMP_UNSET || rto >= pool->set.per_attempt) {
         break;
       }
@@ -1618,14 +1662,25 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
     if (!t->judged && !t->judge_checked && t->judge_at != RP_TSTAMP_UNSET &&
         now >= t->judge_at) {
       rp_res *tr = pool_res(pool, t->res);
+      rp_duration late =
+          tr != NULL && pool->set.late_window > 0
+              ? rp_rtt_late(&tr->rtt, now, pool->set.late_window)
+              : 0;
 
-      t->judge_checked = 1;
-      if (tr != NULL && t->sent < tr->newest_reply_sent) {
-        rv = pool_try_judge(pool, t, 1, now);
-        if (rv < 0) {
-          return rv;
+      if (late > 0 && late < pool->set.per_attempt &&
+          now < rp_tstamp_add(t->sent, late)) {
+        /* A late answer since its send holds it back. */
+        t->judge_at = rp_tstamp_add(t->sent, late);
+      } else {
+        t->judge_checked = 1;
+        if (tr != NULL && t->sent < tr->newest_reply_sent &&
+            late < pool->set.per_attempt) {
+          rv = pool_try_judge(pool, t, 1, now);
+          if (rv < 0) {
+            return rv;
+          }
+          continue;
         }
-        continue;
       }
     }
     if (pool_try_may_stale(pool, t) && now >= pool_try_stale_at(pool, t)) {
@@ -1638,7 +1693,13 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
         ++pool->stats.extras_skipped;
         continue;
       }
-      slot = rp_select_hedge(pool, q, t->res, now);
+      /* Over hedge_max_inflight its answer would come on top of a full
+         stream: no hedge, as when none has room; a dropper that took a
+         burst is still nudged (test_core_caps_hedge_waits_for_room). */
+      slot = pool->set.hedge_max_inflight > 0 &&
+                     pool_copy_inflight(pool) > pool->set.hedge_max_inflight
+                 ? RP_CORE_NONE
+                 : rp_select_hedge(pool, q, t->res, now);
       if (slot == RP_CORE_NONE) {
         rv = pool_hedge_nudge(pool, q, t, now);
         if (rv < 0) {
@@ -2380,6 +2441,9 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
              "ev=answer srv=%u id=%u q=%u try=%u lat_ms=%.3f", r->slot,
              t->upstream_id, q->idx, (unsigned)(t - q->tries),
              (double)lat / POOL_NS_PER_MS);
+    if (t->judged_drop) {
+      pool_try_late(pool, r, t, lat, now);
+    }
     pool_try_close(pool, q, t, now);
     ++r->answered;
     blind = rp_pq_top(&pool->cost) == NULL;
@@ -2571,6 +2635,7 @@ int rp_pool_get_resolver_stats(const rp_pool *pool, uint32_t resolver_id,
       .answered = r->answered,
       .refused = r->refused,
       .dropped = r->dropped,
+      .late = r->late,
       .errors = r->errors,
       .copies = r->copies,
       .hedges = r->hedges,

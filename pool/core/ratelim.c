@@ -381,6 +381,22 @@ double rp_ratelim_share(const rp_ratelim_level *l) {
   return n > 0 ? (double)l->drops / (double)n : 0.0;
 }
 
+/* ratelim_episode_undo ends the drop episode at |now| as though it had
+   not been: the cap goes back to what it was before it, its pending
+   drops are forgotten (the caller counts them as it must). */
+static void ratelim_episode_undo(rp_ratelim *rl, const rp_settings *set,
+                                 rp_tstamp now) {
+  rl->pending = 0;
+  if (rl->exp_prev_cap > 0.0) {
+    ratelim_set_cap(rl, set, rl->exp_prev_cap, now);
+  } else {
+    rl->cap = 0.0;
+    rl->tokens = 0.0;
+  }
+  rl->exp_at = RP_TSTAMP_UNSET;
+  rl->last_drop = RP_TSTAMP_UNSET;
+}
+
 int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
                        rp_tstamp sent_at, int overtaken, rp_tstamp now,
                        uint32_t *pnloss) {
@@ -404,6 +420,9 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     return 0;
   }
   *pnloss = 0;
+  if (rl->exp_at != RP_TSTAMP_UNSET) {
+    ++rl->exp_drops;
+  }
   ++rl->pending;
   rl->last_drop = now;
   rl->last_trouble = now;
@@ -431,15 +450,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
            The episode's drops count as loss, the cap goes back to what
            it was before. */
         *pnloss = rl->pending;
-        rl->pending = 0;
-        if (rl->exp_prev_cap > 0.0) {
-          ratelim_set_cap(rl, set, rl->exp_prev_cap, now);
-        } else {
-          rl->cap = 0.0;
-          rl->tokens = 0.0;
-        }
-        rl->exp_at = RP_TSTAMP_UNSET;
-        rl->last_drop = RP_TSTAMP_UNSET;
+        ratelim_episode_undo(rl, set, now);
         rl->random_until = rp_tstamp_add(now, set->random_loss_hold);
         return 1;
       }
@@ -511,6 +522,8 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
        that of tries sent in it whose fate comes later). */
     rl->exp_at = now;
     rl->exp_prev_cap = rl->cap;
+    rl->exp_drops = (uint32_t)ndrops;
+    rl->exp_late = 0;
     rl->nlevels = 0;
     rl->lvl = (rp_ratelim_level){.at = now > window ? now - window : 0,
                                  .answers = (uint32_t)nanswers,
@@ -529,6 +542,42 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
   ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
   changed = 1;
   return changed;
+}
+
+int rp_ratelim_on_late(rp_ratelim *rl, const rp_settings *set,
+                       rp_tstamp sent_at, rp_tstamp now) {
+  uint64_t i, first;
+
+  ratelim_advance(rl, now);
+  /* Its drop was counted in a bucket of the last rate window: the
+     newest that holds one is as good as any for the count. */
+  first = rl->bucket_no >= RP_RATELIM_NBUCKETS - 1
+              ? rl->bucket_no - (RP_RATELIM_NBUCKETS - 1)
+              : 0;
+  for (i = rl->bucket_no + 1; i-- > first;) {
+    if (rl->dbuckets[i % RP_RATELIM_NBUCKETS] > 0) {
+      --rl->dbuckets[i % RP_RATELIM_NBUCKETS];
+      break;
+    }
+  }
+  if (rl->exp_at == RP_TSTAMP_UNSET || sent_at < rl->prev.at) {
+    return 0;
+  }
+  if (sent_at >= rl->lvl.at && rl->lvl.drops > 0) {
+    --rl->lvl.drops;
+  } else if (sent_at < rl->lvl.at && rl->prev.drops > 0) {
+    --rl->prev.drops;
+  }
+  if (rl->pending > 0) {
+    --rl->pending;
+  }
+  ++rl->exp_late;
+  if (2 * rl->exp_late < rl->exp_drops) {
+    return 0;
+  }
+  /* Half its drops were answers that came late: no rate limit. */
+  ratelim_episode_undo(rl, set, now);
+  return 1;
 }
 
 int rp_ratelim_drop_may_be_rate(const rp_ratelim *rl, rp_tstamp now) {

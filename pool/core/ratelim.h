@@ -51,6 +51,10 @@
  *   a drop, the cap worked: overflow, forgiven. A resolver that drops
  *   past its rate keeps a clean loss record; one that loses at random
  *   shows its loss within about ten drops.
+ * - Late answers (settings.late_window): a drop answered after all was
+ *   reordering (Eifel's undo, RFC 3522, for a cap): it leaves the rate
+ *   window's count, and an episode half of whose drops came late puts
+ *   the cap back to what it was before.
  * - Growth: +cap_growth (10 %)/s while the resolver answered within the
  *   last second and had no trouble for trouble_recent. Two whole seconds
  *   of answers above the cap raise it at once to the lower of the two.
@@ -131,6 +135,11 @@ typedef struct rp_ratelim {
   rp_tstamp exp_at;
   /* exp_prev_cap is the cap before the episode (0: uncapped). */
   double exp_prev_cap;
+  /* exp_drops counts the drops of the episode (those of the rate window
+     that started it, then its own); exp_late those of them answered
+     after all (rp_ratelim_on_late). */
+  uint32_t exp_drops;
+  uint32_t exp_late;
   /* nlevels counts the caps the episode set; lvl counts the tries sent
      under the current one, prev those sent under the one before (at
      first: the rate window before the episode). */
@@ -215,6 +224,15 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
 int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
                        rp_tstamp sent_at, int overtaken, rp_tstamp now,
                        uint32_t *pnloss);
+
+/* rp_ratelim_on_late applies an answer at |now| to a try sent at
+   |sent_at| that rp_ratelim_on_drop had taken as dropped: the resolver
+   reordered. The drop leaves the rate window's count; when at least half
+   the drops of the current episode turned out late, the episode was no
+   rate limit: its cap goes back to what it was before (none, mostly).
+   Returns 1 if the cap was put back. */
+int rp_ratelim_on_late(rp_ratelim *rl, const rp_settings *set,
+                       rp_tstamp sent_at, rp_tstamp now);
 
 /* rp_ratelim_drop_may_be_rate returns 1 if an overtaken drop at |now|
    may still be overflow of a rate limit (no random-loss verdict holds),

@@ -98,6 +98,7 @@
 #define SETTINGS_COPY_INFLIGHT_RTT_MASTERDNS (4 * RP_MILLISECONDS)
 #define SETTINGS_COPY_MIN_DELAY (1 * RP_MILLISECONDS)
 #define SETTINGS_TOKEN_WAIT_MASTERDNS (50 * RP_MILLISECONDS)
+#define SETTINGS_HEDGE_MAX_INFLIGHT_MASTERDNS 24
 /* SETTINGS_CASE_FALLBACK: answers with another case, in a row without a
    proof, before a resolver falls back (case.h says why 3). */
 #define SETTINGS_CASE_FALLBACK 3
@@ -158,6 +159,8 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
 
       .hedge_devs = 4.0,
       .hedge_min_dev = 10 * RP_MILLISECONDS,
+      .late_window = 10 * RP_SECONDS,
+      .hedge_max_inflight = 0,
       .hedge_initial = 300 * RP_MILLISECONDS,
       .early_hedge_rtts = 2.0,
       .lossy_recent = 10 * RP_SECONDS,
@@ -206,6 +209,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
     settings->token_wait = SETTINGS_TOKEN_WAIT_MASTERDNS;
     settings->extra_budget = SETTINGS_EXTRA_BUDGET_MASTERDNS;
     settings->trouble_recent = SETTINGS_TROUBLE_RECENT_MASTERDNS;
+    settings->hedge_max_inflight = SETTINGS_HEDGE_MAX_INFLIGHT_MASTERDNS;
     settings->assume_answers = SETTINGS_ASSUME_ANSWERS_TUNNEL;
     break;
   case RP_KIND_GENERIC:

@@ -366,6 +366,16 @@ typedef struct rp_settings {
   double hedge_devs;
   /* hedge_min_dev is the smallest deviation term of that, ns (10 ms). */
   rp_duration hedge_min_dev;
+  /* hedge_max_inflight: no hedge while more client queries than this are
+     in flight, queries (0: no bound). */
+  uint32_t hedge_max_inflight;
+  /* late_window, ns (10 s; 0: off): a try overtaken by a reply to a
+     later one is judged lost once mean + hedge_devs deviations passed
+     since its send, and not before the latency of the latest answer
+     that came to a try already judged lost at that resolver in the last
+     late_window (a resolver that reorders its answers, as the real
+     MasterDnsVPN server does under load, does not lose them). */
+  rp_duration late_window;
   /* hedge_initial: while no resolver's latency is known (nothing has
      answered yet), a try is hedged this long after its send, ns (300
      ms; 0: never, until an answer makes a latency known). A third of
@@ -754,6 +764,9 @@ typedef struct rp_resolver_stats {
   uint32_t inflight;
   /* Counters since the resolver was added. */
   uint64_t sent, answered, refused, dropped, errors, copies, hedges, probes;
+  /* late counts answers to tries already judged lost (dropped counts the
+     judgements): the resolver reordered, settings.late_window. */
+  uint64_t late;
   /* case_mismatches counts its answers with the right ID and question
      but another case than the 0x20 name sent (settings.case_randomize). */
   uint64_t case_mismatches;
@@ -801,6 +814,9 @@ typedef struct rp_pool_stats {
      (copies' and hedges'). extras_skipped counts copies and hedges not
      sent for the budget (settings.extra_budget). */
   uint64_t copies_data, copies_repeat, repeats_dropped, extras_skipped;
+  /* late counts answers to tries already judged lost: reordering taken
+     for loss (settings.late_window). */
+  uint64_t late;
   /* inflight is the number of client queries in flight. */
   size_t inflight;
   /* nresolvers is the number of resolvers; nup of those not down. */

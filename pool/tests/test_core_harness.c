@@ -284,6 +284,10 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
   if (f->jitter > 0) {
     delay += (rp_duration)(h_unit(&h->fake_rng) * (double)f->jitter);
   }
+  if (f->late_share > 0.0 && h_unit(&h->fake_rng) < f->late_share) {
+    delay = f->late_delay / 2 +
+            (rp_duration)(h_unit(&h->fake_rng) * (double)(f->late_delay / 2));
+  }
   if (f->servfail) {
     n = rp_dns_build_error(e->buf, sizeof(e->buf), data, len,
                            RP_DNS_RCODE_SERVFAIL);

@@ -58,6 +58,12 @@ typedef struct h_fake {
   rp_tstamp refuse_from, refuse_until;
   /* jitter: a uniform extra delay 0 .. jitter. */
   rp_duration jitter;
+  /* late_share of the answers, drawn at random, take from late_delay / 2
+     to late_delay (uniform) instead of delay: a server that reorders without losing (the real
+     MasterDnsVPN server under load answered some queries 10-30x later
+     than the rest). */
+  double late_share;
+  rp_duration late_delay;
   /* fold_case: 1 answers with the question lower-cased (a resolver
      that does not keep the case of 0x20 names). */
   int fold_case;

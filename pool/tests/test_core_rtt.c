@@ -41,6 +41,34 @@ static void test_core_rtt_fastest_window(void **state) {
   assert_true(rp_rtt_fastest(&rtt) == 300 * MS);
 }
 
+/* The latest late answer of the window holds: a later, smaller one does
+   not lower it, a larger one raises it; it ages out one sample at a
+   time, and with no late answer for a whole window it is 0 (unlike the
+   fastest, which is kept). */
+static void test_core_rtt_late_window(void **state) {
+  rp_rtt rtt;
+  rp_tstamp now = 1 * S;
+
+  (void)state;
+  rp_rtt_init(&rtt);
+  assert_true(rp_rtt_late(&rtt, now, 10 * S) == 0);
+  rp_rtt_late_add(&rtt, 80 * MS, now, 10 * S);
+  now += 1 * S;
+  rp_rtt_late_add(&rtt, 30 * MS, now, 10 * S);
+  assert_true(rp_rtt_late(&rtt, now, 10 * S) == 80 * MS);
+  now += 1 * S;
+  rp_rtt_late_add(&rtt, 120 * MS, now, 10 * S);
+  assert_true(rp_rtt_late(&rtt, now, 10 * S) == 120 * MS);
+  /* 10.5 s after the 120 ms one, a 40 ms one: the window holds that. */
+  now += 10500 * MS;
+  rp_rtt_late_add(&rtt, 40 * MS, now, 10 * S);
+  assert_true(rp_rtt_late(&rtt, now, 10 * S) == 40 * MS);
+  now += 10001 * MS;
+  assert_true(rp_rtt_late(&rtt, now, 10 * S) == 0);
+  /* The fastest answer is untouched by late ones. */
+  assert_true(rp_rtt_fastest(&rtt) == RP_TSTAMP_UNSET);
+}
+
 /* mean and deviation follow RFC 6298; rto = mean + 4 dev, with a floor
    on the deviation term. */
 static void test_core_rtt_rto(void **state) {
@@ -83,6 +111,26 @@ static void test_core_health_wilson(void **state) {
   assert_true(rp_health_loss_lower(&h, 1.96) > 0.1);
   assert_true(rp_health_lost_lately(&h, 10 * S, 5 * S));
   assert_false(rp_health_lost_lately(&h, 10 * S, 20 * S));
+}
+
+/* A loss taken back (rp_health_late) and the late answer's reply leave
+   one closed try, not lost. */
+static void test_core_health_late(void **state) {
+  rp_health h;
+  int i;
+
+  (void)state;
+  rp_health_init(&h, 0);
+  for (i = 0; i < 9; ++i) {
+    rp_health_reply(&h, 10.0, 1, 0);
+  }
+  rp_health_loss(&h, 10.0, 1, 0, 0, 0);
+  assert_true(rp_health_loss_ratio(&h) > 0.09);
+  rp_health_late(&h, 10.0, 0);
+  rp_health_reply(&h, 10.0, 0, 0);
+  assert_true(rp_health_loss_ratio(&h) == 0.0);
+  assert_true(h.n > 9.99 && h.n < 10.01);
+  assert_true(h.total_lost == 0 && h.total_closed == 10);
 }
 
 /* Failures in a row reset on any reply; the score is clamped. */
@@ -244,8 +292,10 @@ static void test_core_dns_brief(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_rtt_fastest_window),
+      cmocka_unit_test(test_core_rtt_late_window),
       cmocka_unit_test(test_core_rtt_rto),
       cmocka_unit_test(test_core_health_wilson),
+      cmocka_unit_test(test_core_health_late),
       cmocka_unit_test(test_core_health_score_and_fails),
       cmocka_unit_test(test_core_idmap_insert),
       cmocka_unit_test(test_core_idmap_grow),
