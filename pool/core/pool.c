@@ -559,21 +559,23 @@ static rp_duration pool_rto(const rp_pool *pool, const rp_res *r) {
   return rto;
 }
 
+/* pool_late returns the latency of |r|'s latest late answer of the last
+   late_window at |now|, or 0 (none, or late_window 0). */
+static rp_duration pool_late(const rp_pool *pool, const rp_res *r,
+                             rp_tstamp now) {
+  return pool->set.late_window > 0
+             ? rp_rtt_late(&r->rtt, now, pool->set.late_window)
+             : 0;
+}
+
 /* pool_judge_after returns how long after a send at |r| an overtaken
-   try is judged lost at |now|: pool_rto, and not sooner than the latest
-   late answer of the last late_window; RP_TSTAMP_UNSET while no latency
-   is known. */
+   try is judged lost at |now|: pool_rto, and not sooner than its latest
+   late answer (pool_late); RP_TSTAMP_UNSET while no latency is known. */
 static rp_duration pool_judge_after(const rp_pool *pool, const rp_res *r,
                                     rp_tstamp now) {
-  rp_duration after = pool_rto(pool, r), late;
+  rp_duration after = pool_rto(pool, r), late = pool_late(pool, r, now);
 
-  if (after != RP_TSTAMP_UNSET && pool->set.late_window > 0) {
-    late = rp_rtt_late(&r->rtt, now, pool->set.late_window);
-    if (late > after) {
-      after = late;
-    }
-  }
-  return after;
+  return after != RP_TSTAMP_UNSET && late > after ? late : after;
 }
 
 /* pool_hedge_after returns how long after a send at |r| it is hedged,
@@ -1127,8 +1129,8 @@ static int pool_try_judge(rp_pool *pool, rp_try *t, int overtaken,
 }
 
 /* pool_try_late takes back what the judgement of |t|, an open try of |r|
-   judged lost (judged_drop), counted: its answer came |lat| after its
-   send at |now|, the resolver reorders (settings.late_window). */
+   judged lost (judged_drop), counted: its answer came at |now|, |lat|
+   after its send; the resolver reorders (settings.late_window). */
 static void pool_try_late(rp_pool *pool, rp_res *r, const rp_try *t,
                           rp_duration lat, rp_tstamp now) {
   ++r->late;
@@ -1662,10 +1664,7 @@ static int pool_query_service(rp_pool *pool, rp_query *q, rp_tstamp now) {
     if (!t->judged && !t->judge_checked && t->judge_at != RP_TSTAMP_UNSET &&
         now >= t->judge_at) {
       rp_res *tr = pool_res(pool, t->res);
-      rp_duration late =
-          tr != NULL && pool->set.late_window > 0
-              ? rp_rtt_late(&tr->rtt, now, pool->set.late_window)
-              : 0;
+      rp_duration late = tr != NULL ? pool_late(pool, tr, now) : 0;
 
       if (late > 0 && late < pool->set.per_attempt &&
           now < rp_tstamp_add(t->sent, late)) {
