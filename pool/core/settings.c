@@ -99,6 +99,7 @@
 #define SETTINGS_COPY_MIN_DELAY (1 * RP_MILLISECONDS)
 #define SETTINGS_TOKEN_WAIT_MASTERDNS (50 * RP_MILLISECONDS)
 #define SETTINGS_HEDGE_MAX_INFLIGHT_MASTERDNS 24
+#define SETTINGS_LATE_WINDOW_MASTERDNS (10 * RP_SECONDS)
 /* SETTINGS_CASE_FALLBACK: answers with another case, in a row without a
    proof, before a resolver falls back (case.h says why 3). */
 #define SETTINGS_CASE_FALLBACK 3
@@ -159,7 +160,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
 
       .hedge_devs = 4.0,
       .hedge_min_dev = 10 * RP_MILLISECONDS,
-      .late_window = 10 * RP_SECONDS,
+      .late_window = 0,
       .hedge_max_inflight = 0,
       .hedge_initial = 300 * RP_MILLISECONDS,
       .early_hedge_rtts = 2.0,
@@ -210,6 +211,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
     settings->extra_budget = SETTINGS_EXTRA_BUDGET_MASTERDNS;
     settings->trouble_recent = SETTINGS_TROUBLE_RECENT_MASTERDNS;
     settings->hedge_max_inflight = SETTINGS_HEDGE_MAX_INFLIGHT_MASTERDNS;
+    settings->late_window = SETTINGS_LATE_WINDOW_MASTERDNS;
     settings->assume_answers = SETTINGS_ASSUME_ANSWERS_TUNNEL;
     break;
   case RP_KIND_GENERIC:

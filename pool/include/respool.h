@@ -369,12 +369,13 @@ typedef struct rp_settings {
   /* hedge_max_inflight: no hedge while more client queries than this are
      in flight, queries (0: no bound). */
   uint32_t hedge_max_inflight;
-  /* late_window, ns (10 s; 0: off): a try overtaken by a reply to a
-     later one is judged lost once mean + hedge_devs deviations passed
-     since its send, and not before the latency of the latest answer
-     that came to a try already judged lost at that resolver in the last
-     late_window (a resolver that reorders its answers, as the real
-     MasterDnsVPN server does under load, does not lose them). */
+  /* late_window, ns (0: off; kind masterdns 10 s): a try overtaken by a
+     reply to a later one is judged lost once mean + hedge_devs
+     deviations passed since its send, and not before the latency of
+     the latest answer that came to a try already judged lost at that
+     resolver in the last late_window (a resolver that reorders its
+     answers, as the real MasterDnsVPN server does under load, does not
+     lose them); such a drop is also taken back (docs/pool-behaviour.md). */
   rp_duration late_window;
   /* hedge_initial: while no resolver's latency is known (nothing has
      answered yet), a try is hedged this long after its send, ns (300

@@ -426,9 +426,10 @@ static void test_core_pool_settings(void **state) {
   assert_true(s.trouble_recent == 1 * RP_SECONDS);
   assert_true(s.token_wait == 50 * RP_MILLISECONDS);
   assert_int_equal(s.hedge_max_inflight, 24);
+  assert_true(s.late_window == 10 * RP_SECONDS);
   rp_settings_default(&s, RP_KIND_GENERIC);
   assert_int_equal(s.hedge_max_inflight, 0);
-  assert_true(s.late_window == 10 * RP_SECONDS);
+  assert_true(s.late_window == 0);
   assert_int_equal(s.wait_for_token, 1);
   assert_true(s.deadline == 5 * RP_SECONDS);
   assert_true(s.per_attempt == 2 * RP_SECONDS);
