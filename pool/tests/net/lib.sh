@@ -49,7 +49,8 @@ need() {
   done
 }
 
-# wait_line FILE: waits up to 10 s for FILE to have a first line.
+# wait_line FILE [ERRFILE]: waits up to 10 s for FILE to have a first
+# line; on failure names the last lines of ERRFILE.
 wait_line() {
   local i
   for i in $(seq 1 100); do
@@ -58,7 +59,29 @@ wait_line() {
     fi
     sleep 0.1
   done
-  fail "no output in $1"
+  fail "no output in $1${2:+: $(tail -3 "$2" 2>/dev/null)}"
+}
+
+# free_low_port: prints a port below the kernel's ephemeral range that is
+# free for UDP and TCP on 127.0.0.1. A test that stops a server and starts
+# it again on the same port needs one: an ephemeral port, once freed, may
+# be taken by any socket the pool opens meanwhile (it rotates its upstream
+# source ports).
+free_low_port() {
+  python3 -c 'import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    p = random.randint(max(1024, lo - 12000), lo - 1)
+    try:
+        for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+            s = socket.socket(socket.AF_INET, t)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", p))
+            s.close()
+    except OSError:
+        continue
+    print(p)
+    break'
 }
 
 # start_fakeres NAME ARGS...: runs fakeres, sets FR_<NAME>_PID and writes
@@ -70,7 +93,7 @@ start_fakeres() {
   local pid=$!
   PIDS="$PIDS $pid"
   eval "FR_${name}_PID=$pid"
-  wait_line "$WORK/$name.out"
+  wait_line "$WORK/$name.out" "$WORK/$name.err"
 }
 
 # fakeres_udp NAME INDEX: prints the UDP address of resolver INDEX.
