@@ -122,6 +122,18 @@ expect "upload placeholder reaches the client ({transfer} + transfer_upload)" \
 expect "limit-share plot for the rate-limited setup" test -s "$TMP/r2/plots/limit-share.png"
 expect "one round in QUICK" test "$(jq_py r2 "r['rounds']")" = "1"
 expect "no process left after r2" leftovers
+expect "one cell's ports differ (free_port with a taken set)" python3 -c "
+import sys; sys.path.insert(0, '$SC'); import runner
+t = set(); p = [runner.free_port(t) for _ in range(300)]
+sys.exit(len(set(p)) != 300)"
+expect "more bytes than the answers carry fails the round (around the tunnel)" python3 -c "
+import sys; sys.path.insert(0, '$SC'); import runner
+r = {'ok': True, 'client': {'bytes_down': 8256978944},
+     'fakeres': [{'answered': 6}, {'answered': 2}]}
+runner.check_carried(r, {})
+k = {'ok': True, 'client': {'bytes_down': 10 ** 6}, 'fakeres': [{'answered': 1200}]}
+runner.check_carried(k, {})
+sys.exit(r['ok'] or 'around the tunnel' not in r['error'] or not k['ok'])"
 
 # 3. --gate with a failing gate: FAIL printed, exit 1.
 python3 "$SC/runner.py" --build "$BUILD" --fakeres "$TMP/fakeres" \
