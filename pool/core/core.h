@@ -364,6 +364,11 @@ struct rp_pool {
   size_t last_q_len;
   /* last_client is the client of |last_q|. */
   rp_client last_client;
+  /* ramp_from is when the copy bound's ramp (copy_ramp) began: the first
+     client query, or the first after a pause; last_submit is the latest
+     client query (RP_TSTAMP_UNSET: none yet). */
+  rp_tstamp ramp_from;
+  rp_tstamp last_submit;
 
   /* copies: how many copies, judged by what they carried; the budget on
      extra sends. */

@@ -319,6 +319,8 @@ int rp_pool_new(rp_pool **ppool, const rp_settings *settings,
     rv = RP_ERR_NOMEM;
     goto fail_scratch;
   }
+  pool->ramp_from = 0;
+  pool->last_submit = RP_TSTAMP_UNSET;
   pool->last_q = mem->malloc(pool->set.max_query_len, mem->user_data);
   if (pool->last_q == NULL) {
     rv = RP_ERR_NOMEM;
@@ -1270,13 +1272,18 @@ static rp_tstamp pool_copy_at(rp_pool *pool, const rp_res *r, rp_tstamp now) {
    fastest round trip, counting each query with its copies, and the
    copies may share a resolver. */
 static void pool_copies_fit(const rp_pool *pool, rp_query *q,
-                            const rp_res *r) {
+                            const rp_res *r, rp_tstamp now) {
   rp_duration rtt = rp_rtt_fastest(&r->rtt), unit = pool->set.copy_inflight_rtt;
-  double limit = 2.0 * (double)pool->set.copy_max_inflight;
+  double ramp = 1.0, limit;
 
+  if (pool->set.copy_ramp > 0 && now - pool->ramp_from < pool->set.copy_ramp) {
+    ramp = (double)(now - pool->ramp_from) / (double)pool->set.copy_ramp;
+  }
+  limit = 2.0 * (double)pool->set.copy_max_inflight * ramp;
   q->copy_stack = 0;
   if (unit == 0 || rtt == RP_TSTAMP_UNSET || rtt <= unit) {
-    if (pool_copy_inflight(pool) > pool->set.copy_max_inflight) {
+    if ((double)pool_copy_inflight(pool) >
+        (double)pool->set.copy_max_inflight * ramp) {
       q->copies = 0;
     }
     return;
@@ -1472,7 +1479,7 @@ static int pool_drain(rp_pool *pool, rp_tstamp now) {
    fatal error. */
 static int pool_arm_copies(rp_pool *pool, rp_query *q, const rp_res *r,
                            rp_tstamp now) {
-  pool_copies_fit(pool, q, r);
+  pool_copies_fit(pool, q, r, now);
   if (q->copies == 0) {
     return 0;
   }
@@ -2185,6 +2192,11 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
     ++pool->stats.full;
     return pool_fail_bytes(pool, client, query, len, RP_DNS_RCODE_SERVFAIL);
   }
+  if (pool->last_submit == RP_TSTAMP_UNSET ||
+      now - pool->last_submit >= pool->set.copy_ramp) {
+    pool->ramp_from = now;
+  }
+  pool->last_submit = now;
   q = rp_container_of(pool->free_q.next, rp_query, node);
   rp_list_remove(&q->node);
   rp_list_push_back(&pool->live_q, &q->node);

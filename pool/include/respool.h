@@ -437,6 +437,12 @@ typedef struct rp_settings {
      share a resolver. Over a resolver no slower than this the fixed
      bound holds. */
   rp_duration copy_inflight_rtt;
+  /* copy_ramp, duration (0: none): the bound on copies above grows from
+     0 to its full value over this long after the first client query,
+     and after any pause of as long without one. A client starting a
+     session has the most work of its life then (the real MasterDnsVPN
+     client's sockets overflowed in its first two seconds). */
+  rp_duration copy_ramp;
   /* extra_budget: copies and hedges together are at most this x the
      first sends of the last extra_window, ratio (2.5: duplicate 3
      fits; kind masterdns 4.5, for its duplicate 5). */
