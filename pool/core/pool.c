@@ -319,7 +319,6 @@ int rp_pool_new(rp_pool **ppool, const rp_settings *settings,
     rv = RP_ERR_NOMEM;
     goto fail_scratch;
   }
-  pool->ramp_from = 0;
   pool->last_submit = RP_TSTAMP_UNSET;
   pool->last_q = mem->malloc(pool->set.max_query_len, mem->user_data);
   if (pool->last_q == NULL) {
@@ -1274,21 +1273,20 @@ static rp_tstamp pool_copy_at(rp_pool *pool, const rp_res *r, rp_tstamp now) {
 static void pool_copies_fit(const rp_pool *pool, rp_query *q,
                             const rp_res *r, rp_tstamp now) {
   rp_duration rtt = rp_rtt_fastest(&r->rtt), unit = pool->set.copy_inflight_rtt;
-  double ramp = 1.0, limit;
+  double bound = (double)pool->set.copy_max_inflight, limit;
 
   if (pool->set.copy_ramp > 0 && now - pool->ramp_from < pool->set.copy_ramp) {
-    ramp = (double)(now - pool->ramp_from) / (double)pool->set.copy_ramp;
+    bound *= (double)(now - pool->ramp_from) / (double)pool->set.copy_ramp;
   }
-  limit = 2.0 * (double)pool->set.copy_max_inflight * ramp;
   q->copy_stack = 0;
   if (unit == 0 || rtt == RP_TSTAMP_UNSET || rtt <= unit) {
-    if ((double)pool_copy_inflight(pool) >
-        (double)pool->set.copy_max_inflight * ramp) {
+    if ((double)pool_copy_inflight(pool) > bound) {
       q->copies = 0;
     }
     return;
   }
   q->copy_stack = 1;
+  limit = 2.0 * bound;
   limit *= (double)rtt / (double)unit;
   while (q->copies > 0 &&
          (double)pool_copy_inflight(pool) * (double)(1u + q->copies) > limit) {

@@ -108,9 +108,10 @@
    sockets (the kernel's default buffer; it sets none) overflowed while
    it was busiest, opening its session, and its ARQ stopped. With the
    ramp, 14 of 14 rounds on one-10ms and uneven moved 65 800-82 700 and
-   no datagram was lost (and 24 of 24 of results/real); 2 s cost more of a 5 s cell and was no
-   steadier. With net.core.rmem_default raised to 4 MiB and no ramp, 8
-   of 8 rounds moved 74 500-80 700 kbps: the overflow is the client's. */
+   no datagram was lost, nor in the 24 rounds of results/real; 2 s cost
+   more of a 5 s cell and was no steadier. With net.core.rmem_default
+   raised to 4 MiB and no ramp, 8 of 8 rounds moved 74 500-80 700 kbps:
+   the overflow is the client's. */
 #define SETTINGS_COPY_RAMP_MASTERDNS (1 * RP_SECONDS)
 /* SETTINGS_CASE_FALLBACK: answers with another case, in a row without a
    proof, before a resolver falls back (case.h says why 3). */

@@ -152,7 +152,7 @@ static const rp_settings_field settings_table[] = {
     SETTINGS_FIELD(copy_inflight_rtt, RP_SETTINGS_DURATION,
                    "copy_max_inflight per this much round trip"),
     SETTINGS_FIELD(copy_ramp, RP_SETTINGS_DURATION,
-                   "the copy bound grows over this long after a start or pause"),
+                   "copy bound's growth after a start or a pause"),
     SETTINGS_FIELD(extra_budget, RP_SETTINGS_DOUBLE,
                    "copies + hedges at most this x first sends"),
     SETTINGS_FIELD(extra_window, RP_SETTINGS_DURATION,
