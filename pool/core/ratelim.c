@@ -397,12 +397,33 @@ static void ratelim_episode_undo(rp_ratelim *rl, const rp_settings *set,
   rl->last_drop = RP_TSTAMP_UNSET;
 }
 
+/* ratelim_early_loss returns 1 if a drop at an uncapped resolver that
+   starts no episode counts as loss at once (settings.early_drop_loss),
+   with |ndrops| drops (this one included) and |nanswers| answers in the
+   rate window. Rule 1: fewer than loss_verdict_drops, at least
+   drop_min_share of the tries. Rule 2: any such drop, from
+   random_min_share of the tries. A drop in a thousand is neither. */
+static int ratelim_early_loss(const rp_settings *set, uint64_t ndrops,
+                              uint64_t nanswers) {
+  double tries = (double)(ndrops + nanswers);
+
+  switch (set->early_drop_loss) {
+  case 1:
+    return ndrops < set->loss_verdict_drops &&
+           (double)ndrops >= set->drop_min_share * tries;
+  case 2:
+    return (double)ndrops >= set->random_min_share * tries;
+  default:
+    return 0;
+  }
+}
+
 int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
                        rp_tstamp sent_at, int overtaken, rp_tstamp now,
                        uint32_t *pnloss) {
   rp_duration window = set->rate_window;
   uint64_t span, last = 0, first = 0, ndrops = 0, nanswers = 0;
-  int changed = 0, share_ok;
+  int changed = 0, share_ok, episode;
   double rate, sat;
   rp_duration slot;
 
@@ -476,9 +497,11 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     nanswers = ratelim_sum(rl, first, last);
     share_ok =
         (double)ndrops >= set->drop_min_share * (double)(ndrops + nanswers);
-    if (set->early_drop_loss && rl->cap <= 0.0 &&
-        ndrops < set->loss_verdict_drops && share_ok) {
-      /* Too few for an episode, too many to ignore: loss now, so that
+    episode = ndrops >= set->loss_verdict_drops && share_ok &&
+              ratelim_spread(rl, first, last) >= set->drop_min_spread;
+    if (!episode && rl->cap <= 0.0 &&
+        ratelim_early_loss(set, ndrops, nanswers)) {
+      /* No episode (yet), too many drops to ignore: loss now, so that
          the band's loss bound sees it while an episode would still be
          gathering drops (a random loser kept its share meanwhile, a
          dropping rate limit its flood). An episode that starts later
@@ -487,8 +510,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
       *pnloss = 1;
       return 0;
     }
-    if (ndrops < set->loss_verdict_drops || !share_ok ||
-        ratelim_spread(rl, first, last) < set->drop_min_spread) {
+    if (!episode) {
       return 0;
     }
   }

@@ -216,8 +216,9 @@ int rp_ratelim_on_refusal(rp_ratelim *rl, const rp_settings *set,
    poll, so a held poll is never overtaken). Sets |*pnloss| to the number
    of losses to count now: 1 when it was not overtaken or the resolver
    is known to lose at random: the cap then stays as it is; 1 too for an
-   early drop (settings.early_drop_loss: uncapped, fewer than
-   loss_verdict_drops in the rate window, at least drop_min_share); 0
+   early drop (settings.early_drop_loss: uncapped, and it starts no
+   episode; rule 2 from random_min_share of the rate window's tries,
+   rule 1 only while fewer than loss_verdict_drops, from drop_min_share); 0
    while a drop episode finds the cap (overflow); the episode's drops
    and this one when the episode shows random loss. Returns 1 if the cap
    was set or changed. */

@@ -167,7 +167,7 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
       .verdict_min_use = RP_SECONDS,
       .drop_min_share = 0.05,
       .drop_min_spread = 2,
-      .early_drop_loss = 1,
+      .early_drop_loss = 2,
       .random_min_share = 0.025,
       .level_min_tries = 50,
 
@@ -276,7 +276,8 @@ int rp_settings_check(const rp_settings *s) {
       s->past_cap_interval == 0 || s->loss_verdict_drops == 0 ||
       !(s->loss_verdict_ratio >= 0.0) || !(s->drop_min_share >= 0.0) ||
       s->drop_min_share > 1.0 || !(s->random_min_share >= 0.0) ||
-      s->random_min_share > 1.0 || s->hedge_devs < 0.0 ||
+      s->random_min_share > 1.0 || s->early_drop_loss > 2 ||
+      s->hedge_devs < 0.0 ||
       s->early_hedge_rtts < 0.0 || s->copy_delay_rtt < 0.0 ||
       s->copy_window == 0 || s->copy_step <= 0.0 ||
       s->copy_probe_interval == 0 || !(s->extra_budget >= 0.0) ||

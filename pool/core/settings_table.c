@@ -114,8 +114,8 @@ static const rp_settings_field settings_table[] = {
                    "... spread over this many 100 ms buckets"),
     SETTINGS_FIELD(random_min_share, RP_SETTINGS_DOUBLE,
                    "random loss judged from this share of drops, ratio"),
-    SETTINGS_FIELD(early_drop_loss, RP_SETTINGS_BOOL,
-                   "1: a drop too early for an episode counts as loss"),
+    SETTINGS_FIELD(early_drop_loss, RP_SETTINGS_U32,
+                   "drops counted as loss before an episode: 0 none, 1, 2"),
     SETTINGS_FIELD(level_min_tries, RP_SETTINGS_U32,
                    "a cap of an episode is lowered after this many tries"),
     SETTINGS_FIELD(hedge_devs, RP_SETTINGS_DOUBLE,
@@ -482,6 +482,7 @@ int rp_settings_set(rp_settings *settings, const char *assignment, char *errbuf,
   const char *eq = strchr(assignment, '=');
   const rp_settings_field *field;
   const char *want = "";
+  rp_settings next;
   size_t tsize;
   if (!eq) {
     settings_err(errbuf, errlen, "'%s' is not name=value", assignment);
@@ -499,12 +500,22 @@ int rp_settings_set(rp_settings *settings, const char *assignment, char *errbuf,
                  field->name);
     return RP_ERR_CONFIG;
   }
-  if (settings_parse_value(field, eq + 1, (uint8_t *)settings + field->offset,
+  next = *settings;
+  if (settings_parse_value(field, eq + 1, (uint8_t *)&next + field->offset,
                            &want) != 0) {
     settings_err(errbuf, errlen, "%s: bad value '%s' (want %s)", field->name,
                  eq + 1, want);
     return RP_ERR_CONFIG;
   }
+  /* A value of the right syntax but out of its field's range (a rule
+     number past the last, a negative ratio): named here, not later as
+     rp_pool_new's "invalid argument". */
+  if (rp_settings_check(settings) == 0 && rp_settings_check(&next) != 0) {
+    settings_err(errbuf, errlen, "%s: bad value '%s' (out of range)",
+                 field->name, eq + 1);
+    return RP_ERR_CONFIG;
+  }
+  *settings = next;
   return 0;
 }
 

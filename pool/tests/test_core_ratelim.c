@@ -178,25 +178,61 @@ static void test_core_ratelim_drop(void **state) {
   assert_int_equal(
       rp_ratelim_on_drop(&rl, &set, now - MS, 1, now + 10 * MS, &n), 0);
   assert_int_equal(n, 0);
-  set.early_drop_loss = 1;
+  set.early_drop_loss = 2;
 }
 
-/* early_drop_loss: overtaken drops at an uncapped resolver, too few for
-   an episode but at least drop_min_share of the rate window's tries,
-   count as loss at once; the one that starts the episode does not, and
-   the episode's pending drops are only its own, so a random-loss
-   verdict counts none twice. A drop in a thousand answers stays
-   uncounted, and so does one under a cap. */
+/* early_drop_loss: overtaken drops at an uncapped resolver that start
+   no episode count as loss at once; the one that starts an episode does
+   not, the episode's pending drops are only its own (a random-loss
+   verdict counts none twice), a drop under a cap is pending, and a drop
+   in a thousand answers stays uncounted. Rule 2 (the default): every
+   such drop, from random_min_share of the rate window's tries, however
+   many came within one 100 ms bucket (no spread yet: no episode). Rule
+   1: only while the window holds fewer than loss_verdict_drops, from
+   drop_min_share. Rule 0: none. */
 static void test_core_ratelim_early_drop_loss(void **state) {
   rp_ratelim rl;
   rp_tstamp now = 0;
   uint32_t n, i, early = 0;
 
   (void)state;
-  assert_int_equal(set.early_drop_loss, 1);
+  assert_int_equal(set.early_drop_loss, 2);
+  /* Rule 2. 8 answers/s: about 24 in the window, so the first drop is
+     4 % of the tries (over random_min_share, under drop_min_share). */
   rp_ratelim_init(&rl);
-  /* 8 answers/s: about 24 in the window, so the first drop is 4 % of
-     the tries, the second 8 %. */
+  answer_at_rate(&rl, &now, 8, 4 * S);
+  for (i = 0; i < set.loss_verdict_drops + 2; ++i) {
+    assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n),
+                     0);
+    assert_int_equal(n, 1);
+  }
+  assert_true(rl.cap == 0.0);
+  assert_int_equal(rl.pending, 0);
+  /* The next bucket spreads them: this drop starts the episode. */
+  now += RP_RATELIM_BUCKET;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n), 1);
+  assert_int_equal(n, 0);
+  assert_true(rl.cap > 0.0);
+  assert_int_equal(rl.pending, 1);
+  /* Under the cap, out of the grace: pending again, not loss. */
+  now += 2 * S;
+  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - MS, 1, now, &n), 0);
+  assert_int_equal(n, 0);
+  /* One drop in about a thousand answers: no loss. */
+  rp_ratelim_init(&rl);
+  now = 0;
+  answer_at_rate(&rl, &now, 400, 4 * S);
+  for (i = 0; i + 1 < set.loss_verdict_drops; ++i) {
+    now += RP_RATELIM_BUCKET;
+    rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n);
+    assert_int_equal(n, 0);
+  }
+
+  /* Rule 1: the first drop (4 %) is not counted, the next three are;
+     the fifth, in another bucket, starts the episode. */
+  set.early_drop_loss = 1;
+  rp_ratelim_init(&rl);
+  now = 0;
   answer_at_rate(&rl, &now, 8, 4 * S);
   for (i = 0; i + 1 < set.loss_verdict_drops; ++i) {
     now += RP_RATELIM_BUCKET;
@@ -214,22 +250,20 @@ static void test_core_ratelim_early_drop_loss(void **state) {
   assert_int_equal(n, 0);
   assert_true(rl.cap > 0.0);
   assert_int_equal(rl.pending, 2);
-  /* Under the cap, out of the grace: pending again, not loss. */
-  now += 2 * S;
-  assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - MS, 1, now, &n), 0);
-  assert_int_equal(n, 0);
-
-  /* One drop in about a thousand answers: no loss. */
+  /* Rule 1 within one bucket: past loss_verdict_drops they wait. */
   rp_ratelim_init(&rl);
   now = 0;
-  answer_at_rate(&rl, &now, 400, 4 * S);
-  for (i = 0; i + 1 < set.loss_verdict_drops; ++i) {
-    now += RP_RATELIM_BUCKET;
-    rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n);
-    assert_int_equal(n, 0);
+  answer_at_rate(&rl, &now, 8, 4 * S);
+  early = 0;
+  for (i = 0; i < set.loss_verdict_drops + 2; ++i) {
+    assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n),
+                     0);
+    early += n;
   }
+  assert_int_equal(early, set.loss_verdict_drops - 2);
+  assert_int_equal(rl.pending, 4);
 
-  /* The old rule: nothing counted before the episode. */
+  /* Rule 0: nothing counted before the episode. */
   set.early_drop_loss = 0;
   rp_ratelim_init(&rl);
   now = 0;
@@ -238,7 +272,7 @@ static void test_core_ratelim_early_drop_loss(void **state) {
       drops(&rl, set.loss_verdict_drops - 1, now - 2 * S, &now, &n), 0);
   assert_int_equal(n, 0);
   assert_int_equal(rl.pending, set.loss_verdict_drops - 1);
-  set.early_drop_loss = 1;
+  set.early_drop_loss = 2;
 }
 
 /* Drops that stop once the cap is lowered are forgiven: overflow (the
@@ -261,7 +295,7 @@ static void test_core_ratelim_drop_forgiven(void **state) {
   assert_int_equal(rl.pending, 0);
   assert_true(rl.exp_at == RP_TSTAMP_UNSET);
   assert_true(rl.cap > 0.0);
-  set.early_drop_loss = 1;
+  set.early_drop_loss = 2;
 }
 
 /* Drops that go on under the lowered cap at the share they had before
@@ -370,22 +404,32 @@ static void test_core_ratelim_high_first_cap(void **state) {
   double answers_s, drop_share;
   uint32_t lost;
   size_t i;
-  int early;
+  uint32_t early;
 
   (void)state;
-  for (early = 0; early <= 1; ++early) {
+  for (early = 0; early <= 2; ++early) {
     set.early_drop_loss = early;
     for (i = 0; i < sizeof(demands) / sizeof(demands[0]); ++i) {
       dropper_run(&rl, demands[i], &answers_s, &drop_share, &lost);
-      print_message("early_drop_loss=%d demand %.0f q/s: %.1f answers/s, "
+      print_message("early_drop_loss=%u demand %.0f q/s: %.1f answers/s, "
                     "%.1f %% dropped in the last 3 s, %u counted as loss, "
                     "cap %.1f\n",
                     early, demands[i], answers_s, 100 * drop_share, lost,
                     rl.cap);
       assert_true(rl.random_until == RP_TSTAMP_UNSET);
       /* With early_drop_loss only the drops before the first cap (here,
-         where the dropper has no other way to lose its share). */
-      assert_true(early ? lost < set.loss_verdict_drops : lost == 0);
+         where the dropper has no other way to lose its share): under
+         rule 1 fewer than loss_verdict_drops, under rule 2 also those
+         of the opening's first 100 ms bucket (no spread, no episode
+         yet), at most the demand past the limit for 0.1 s. */
+      if (early == 0) {
+        assert_int_equal(lost, 0);
+      } else if (early == 1) {
+        assert_true(lost < set.loss_verdict_drops);
+      } else {
+        assert_true((double)lost <
+                    (double)set.loss_verdict_drops + (demands[i] - 40.0) / 10.0);
+      }
       assert_true(answers_s >= 0.8 * 40.0);
       /* The cap probes upward (cap_growth) and meets drops again: a few
          are the price of finding a raised limit. */

@@ -138,7 +138,17 @@ static void test_core_settings_set(void **state) {
                    RP_ERR_CONFIG);
   assert_int_equal(rp_settings_set(&s, "duplicate=-1", err, sizeof(err)),
                    RP_ERR_CONFIG);
+  /* The right syntax out of the field's range: named at once. */
+  assert_int_equal(rp_settings_set(&s, "early_drop_loss=3", err, sizeof(err)),
+                   RP_ERR_CONFIG);
+  assert_non_null(strstr(err, "early_drop_loss"));
+  assert_non_null(strstr(err, "out of range"));
+  assert_int_equal(rp_settings_set(&s, "band_ratio=0.5", err, sizeof(err)),
+                   RP_ERR_CONFIG);
   assert_memory_equal(&s, &before, sizeof(s));
+  assert_int_equal(rp_settings_set(&s, "early_drop_loss=1", err, sizeof(err)),
+                   0);
+  assert_int_equal(s.early_drop_loss, 1);
 }
 
 static void test_core_settings_duration(void **state) {
