@@ -489,7 +489,12 @@ static void test_doh_statuses_reset_goaway(void **state) {
       (unsigned long long)k.doh_goaways, (unsigned long long)k.doh_resets,
       (unsigned long long)k.doh_http_refusals,
       (unsigned long long)k.tls_handshakes, (unsigned long long)k.tls_resumed);
-  assert_int_equal(k.tls_handshakes, 2);
+  /* One new connection per GOAWAY and no other. Mostly one GOAWAY; under
+     a loaded CI the goaway query's answer came late enough that the pool
+     sent it again, and the second one closed the next connection too
+     (goaways=2 handshakes=3). */
+  assert_true(k.doh_goaways >= 1);
+  assert_int_equal(k.tls_handshakes, k.doh_goaways + 1);
   assert_int_equal(k.tls_failures, 0);
 
   rp_net_pool_stop(np, closed_cb, &closed);
