@@ -59,7 +59,7 @@ static const rp_settings_field settings_table[] = {
                    "equal-cost band: loss above the lowest, ratio"),
     SETTINGS_FIELD(loss_z, RP_SETTINGS_DOUBLE, "z of the loss Wilson interval"),
     SETTINGS_FIELD(loss_window, RP_SETTINGS_DOUBLE,
-                   "effective tries the loss estimate weighs"),
+                   "time constant of the loss estimate, seconds"),
     SETTINGS_FIELD(probation_answers, RP_SETTINGS_U32,
                    "answers before a new resolver gets more than one query"),
     SETTINGS_FIELD(stale_caps, RP_SETTINGS_BOOL,
