@@ -397,6 +397,13 @@ static void ratelim_episode_undo(rp_ratelim *rl, const rp_settings *set,
   rl->last_drop = RP_TSTAMP_UNSET;
 }
 
+/* ratelim_drops_reach returns 1 if |ndrops| are at least |share| of
+   the tries, |ndrops| + |nanswers|. */
+static int ratelim_drops_reach(uint64_t ndrops, uint64_t nanswers,
+                               double share) {
+  return (double)ndrops >= share * (double)(ndrops + nanswers);
+}
+
 /* ratelim_early_loss returns 1 if a drop at an uncapped resolver that
    starts no episode counts as loss at once (settings.early_drop_loss),
    with |ndrops| drops (this one included) and |nanswers| answers in the
@@ -405,14 +412,12 @@ static void ratelim_episode_undo(rp_ratelim *rl, const rp_settings *set,
    random_min_share of the tries. A drop in a thousand is neither. */
 static int ratelim_early_loss(const rp_settings *set, uint64_t ndrops,
                               uint64_t nanswers) {
-  double tries = (double)(ndrops + nanswers);
-
   switch (set->early_drop_loss) {
   case 1:
     return ndrops < set->loss_verdict_drops &&
-           (double)ndrops >= set->drop_min_share * tries;
+           ratelim_drops_reach(ndrops, nanswers, set->drop_min_share);
   case 2:
-    return (double)ndrops >= set->random_min_share * tries;
+    return ratelim_drops_reach(ndrops, nanswers, set->random_min_share);
   default:
     return 0;
   }
@@ -423,7 +428,7 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
                        uint32_t *pnloss) {
   rp_duration window = set->rate_window;
   uint64_t span, last = 0, first = 0, ndrops = 0, nanswers = 0;
-  int changed = 0, share_ok, episode;
+  int changed = 0, episode;
   double rate, sat;
   rp_duration slot;
 
@@ -495,9 +500,8 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
     first = last > span ? last - span : 0;
     ndrops = ratelim_sum_of(rl, rl->dbuckets, first, last);
     nanswers = ratelim_sum(rl, first, last);
-    share_ok =
-        (double)ndrops >= set->drop_min_share * (double)(ndrops + nanswers);
-    episode = ndrops >= set->loss_verdict_drops && share_ok &&
+    episode = ndrops >= set->loss_verdict_drops &&
+              ratelim_drops_reach(ndrops, nanswers, set->drop_min_share) &&
               ratelim_spread(rl, first, last) >= set->drop_min_spread;
     if (!episode && rl->cap <= 0.0 &&
         ratelim_early_loss(set, ndrops, nanswers)) {
