@@ -6,9 +6,11 @@ A real tunnel carries a TCP stream: its server connects to a TCP target,
 its client listens on a local TCP port. This wraps each side:
 
   tcp_measure.py serve --target 127.0.0.1:AUX --listen-addr ADDR
-      [--bytes N] -- SERVER-COMMAND...
+      [--bytes N] [--linger S] -- SERVER-COMMAND...
     runs a TCP source on AUX (sends N bytes, default unlimited, of a
-    pattern to each connection), starts SERVER-COMMAND (which should
+    pattern to each connection, then half-closes it and reads what comes
+    until the peer closes or S seconds, default 60, pass), starts
+    SERVER-COMMAND (which should
     forward to AUX), prints {"listen":"ADDR"} and on SIGTERM stops the
     command and prints {"server":"tcp_measure","connections":..}.
 
@@ -84,7 +86,8 @@ def serve(a):
             pass
 
     def feed(c):
-        threading.Thread(target=drain, args=(c,), daemon=True).start()
+        reader = threading.Thread(target=drain, args=(c,), daemon=True)
+        reader.start()
         sent = 0
         try:
             while not STOP.is_set() and (a.bytes is None or sent < a.bytes):
@@ -96,7 +99,17 @@ def serve(a):
         except OSError:
             pass
         finally:
-            time.sleep(0.5)
+            # Half-close, then read until the peer closes: a close() with
+            # the client's upload still arriving makes the kernel answer
+            # with a reset, and a reset throws away what the tunnel server
+            # has not read yet of the download (the real MasterDnsVPN
+            # server then resets the stream: an incomplete round that was
+            # the tool's doing).
+            try:
+                c.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            reader.join(a.linger)
             c.close()
 
     def accept_loop():
@@ -208,6 +221,9 @@ def main():
     p.add_argument("--listen-addr", required=True)
     p.add_argument("--bytes", type=int)
     p.add_argument("--settle", type=float, default=0.3)
+    p.add_argument("--linger", type=float, default=60.0,
+                   help="seconds a connection stays open for reading "
+                   "after the last byte was sent (until the peer closes)")
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     p = sub.add_parser("fetch")
     p.add_argument("--connect", required=True)
