@@ -21,6 +21,8 @@ if(TARGET rp_net)
   set(_rp_net_scripts ${CMAKE_CURRENT_SOURCE_DIR}/net)
   rp_add_script_test(integration net_tcp_fallback
     ${_rp_net_scripts}/tcp_fallback.sh)
+  rp_add_script_test(integration net_tc_no_tcp
+    ${_rp_net_scripts}/tc_no_tcp.sh)
   if(RP_BUILD_TOOLS AND TARGET respool)
     rp_add_script_test(integration net_dig_udp_tcp
       ${_rp_net_scripts}/dig_udp_tcp.sh)

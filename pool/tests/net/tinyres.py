@@ -7,6 +7,9 @@ limit (512 without EDNS, else the EDNS size) is replaced by a truncated
 answer (TC set, no records), so a client must retry over TCP. Listens on
 UDP and TCP of the same 127.0.0.1 port, prints one JSON line with the
 address at start and the counts as JSON on stdout at SIGTERM.
+--tcp none: no TCP service (connections refused); --tcp stall: TCP
+connections accepted and queries read, never answered (a resolver that
+truncates and cannot serve the rest).
 """
 import argparse
 import json
@@ -73,20 +76,23 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--txt-size", type=int, default=100)
     ap.add_argument("--refuse", action="store_true")
+    ap.add_argument("--tcp", choices=("serve", "none", "stall"),
+                    default="serve")
     args = ap.parse_args()
 
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", args.port))
     port = udp.getsockname()[1]
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    tcp.bind(("127.0.0.1", port))
-    tcp.listen(64)
-    udp.setblocking(False)
-    tcp.setblocking(False)
     sel = selectors.DefaultSelector()
+    udp.setblocking(False)
     sel.register(udp, selectors.EVENT_READ, "udp")
-    sel.register(tcp, selectors.EVENT_READ, "listen")
+    if args.tcp != "none":
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        tcp.bind(("127.0.0.1", port))
+        tcp.listen(64)
+        tcp.setblocking(False)
+        sel.register(tcp, selectors.EVENT_READ, "listen")
     bufs = {}
     running = [True]
 
@@ -142,6 +148,8 @@ def main():
                     q = b[2:2 + n]
                     b = b[2 + n:]
                     counts["tcp"] += 1
+                    if args.tcp == "stall":
+                        continue
                     try:
                         a, _ = answer(q, args.txt_size, None, args.refuse)
                         c.setblocking(True)
