@@ -50,6 +50,7 @@ void sim_net_costs_default(sim_net_costs *c, const char *tunnel) {
                        .relay_wake = 8 * NET_US,
                        .pool_recv = 3 * NET_US,
                        .pool_send = 2 * NET_US,
+                       .inproc = 3 * NET_US / 2,
                        .client_fresh = 11 * NET_US,
                        .timer = 1 * NET_US};
   for (i = 0; i + 1 < sizeof(tunnels) / sizeof(tunnels[0]); ++i) {
@@ -163,8 +164,10 @@ static rp_duration net_item_cost(const sim_net *n, uint32_t proc,
   rp_duration c = n->cell.costs.timer;
 
   if (it->kind == SIM_NET_ITEM_DGRAM) {
-    c = proc == n->pool_proc &&
-                n->pkts[it->arg].dst_port >= SIM_NET_PORT_POOL
+    const sim_net_pkt *pk = &n->pkts[it->arg];
+
+    c = pk->src_proc == proc ? n->cell.costs.inproc
+        : proc == n->pool_proc && pk->dst_port >= SIM_NET_PORT_POOL
             ? n->cell.costs.pool_recv
             : p->cost_recv;
   }
@@ -271,11 +274,16 @@ int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
   if (p->send_clock < n->now) {
     p->send_clock = n->now;
   }
-  p->send_clock += src_proc == n->pool_proc && src_port >= SIM_NET_PORT_POOL
+  p->send_clock += src_proc == dst_proc ? n->cell.costs.inproc
+                   : src_proc == n->pool_proc && src_port >= SIM_NET_PORT_POOL
                        ? n->cell.costs.pool_send
                        : p->cost_send;
   sim_net_hash(n, ((uint64_t)src_proc << 48) ^ ((uint64_t)dst_proc << 40) ^
                       ((uint64_t)dst_port << 16) ^ len);
+  if (src_proc == dst_proc) {
+    /* Handed over in process: no link, no socket. */
+    return net_push(n, p->send_clock, SIM_NET_EV_ARRIVE, dst_proc, 0, idx);
+  }
   return net_push(n, p->send_clock + n->cell.link + net_jitter(n),
                   SIM_NET_EV_ARRIVE, dst_proc, 0, idx);
 }

@@ -144,6 +144,45 @@ void rp_net_pool_format_address(const rp_net_pool *np, char *out, size_t cap);
 void rp_net_format_sockaddr(const struct sockaddr_storage *ss, char *out,
                             size_t cap);
 
+/* RP_NET_DIRECT_BYTES bounds the answers of in-process queries waiting
+   to be handed to the answer callback, bytes; RP_NET_DIRECT_ANSWERS
+   bounds their count. */
+#define RP_NET_DIRECT_BYTES (1024u * 1024u)
+#define RP_NET_DIRECT_ANSWERS 4096u
+
+/* rp_net_answer_cb receives the answer to a query handed in by
+   rp_net_pool_query: |token| as given there, |data| (|len| bytes) with
+   the query's own DNS ID, valid only during the call. It runs from the
+   loop (its check, prepare or idle phase), never inside a call into the
+   pool, rp_net_pool_query included, so it may call rp_net_pool_query
+   again. A query the pool cannot place gets
+   its failure answer (SERVFAIL, or what fail_mode says) here too. */
+typedef void (*rp_net_answer_cb)(rp_net_pool *np, uint64_t token,
+                                 const uint8_t *data, size_t len,
+                                 void *user_data);
+
+/* rp_net_pool_set_answer_cb lets the embedder hand queries to the pool in
+   process (rp_net_pool_query) instead of over the loopback listener,
+   which keeps serving beside it. Answers of those queries go to |cb|.
+   It sets up the answer queue (RP_NET_DIRECT_BYTES bytes) on the first
+   call. Returns 0, RP_ERR_INVALID_ARGUMENT (|cb| NULL) or
+   RP_ERR_NOMEM. */
+int rp_net_pool_set_answer_cb(rp_net_pool *np, rp_net_answer_cb cb,
+                              void *user_data);
+
+/* rp_net_pool_query hands query |q| (|len| bytes, a DNS message; the
+   answer keeps its ID) to the pool, read at |now| (uv_hrtime()), as if
+   it had come to the listener from a client that takes answers of any
+   size. Its answer goes to the answer callback with |token|. An answer
+   that finds the queue full (the embedder has not returned to the loop
+   for RP_NET_DIRECT_BYTES of answers) is dropped and counted, as a full
+   socket buffer would drop it. Must not be called from inside a pool
+   callback other than the answer callback. Returns 0,
+   RP_ERR_INVALID_ARGUMENT (no answer callback, the pool stopping) or
+   RP_ERR_MALFORMED (not a query the pool relays: counted, dropped). */
+int rp_net_pool_query(rp_net_pool *np, const uint8_t *q, size_t len,
+                      uint64_t token, rp_tstamp now);
+
 /* rp_net_pool_closed_cb is called once every handle of |np| is closed;
    |np| is freed right after it returns. */
 typedef void (*rp_net_pool_closed_cb)(rp_net_pool *np, void *user_data);
@@ -254,6 +293,10 @@ typedef struct rp_net_counters {
      a bound; tcp_refused: refused (no memory). */
   uint64_t tcp_clients, tcp_idle_closed, tcp_evicted, tcp_slow_closed,
       tcp_refused;
+  /* direct_queries: queries handed in by rp_net_pool_query;
+     direct_dropped: their answers dropped because the answer queue was
+     full. */
+  uint64_t direct_queries, direct_dropped;
 } rp_net_counters;
 
 /* rp_net_pool_get_counters copies the runtime's counters. */

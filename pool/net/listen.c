@@ -76,8 +76,8 @@ static uint16_t net_client_udpsize(const uint8_t *q, size_t len) {
   return RP_DNS_MAX_UDP_DEFAULT;
 }
 
-static void net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
-                       const rp_client *client, rp_tstamp now) {
+void rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
+                   const rp_client *client, rp_tstamp now) {
   int rv;
   np->now = now;
   ++np->in_core;
@@ -119,7 +119,7 @@ static void net_lis_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   client.opaque[RP_NET_OPAQUE_UDPSIZE_OFF] = (uint8_t)(size >> 8);
   client.opaque[RP_NET_OPAQUE_UDPSIZE_OFF + 1] = (uint8_t)size;
   ++np->counters.udp_queries;
-  net_submit(np, (const uint8_t *)buf->base, (size_t)nread, &client,
+  rp_net_submit(np, (const uint8_t *)buf->base, (size_t)nread, &client,
              rp_net_rx_now(np, flags));
 }
 
@@ -132,7 +132,7 @@ static void net_client_on_message(rp_net_stream *s, const uint8_t *msg,
   }
   c->last_active = now;
   ++c->np->counters.tcp_queries;
-  net_submit(c->np, msg, len, &client, now);
+  rp_net_submit(c->np, msg, len, &client, now);
 }
 
 static void net_client_release(rp_net_client_conn *c) {

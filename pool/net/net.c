@@ -303,6 +303,10 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
   if (np->stopping) {
     return 0;
   }
+  if (client->opaque[RP_NET_OPAQUE_KIND_OFF] == RP_NET_CLIENT_DIRECT) {
+    rp_net_direct_queue(np, client->id, data, len);
+    return 0;
+  }
   if (client->id != 0) {
     net_deliver_tcp(np, client->id, data, len);
     return 0;
@@ -396,6 +400,7 @@ static void net_free(rp_net_pool *np) {
   mem->free(np->ups, mem->user_data);
   mem->free(np->order, mem->user_data);
   mem->free(np->rxbuf, mem->user_data);
+  rp_net_direct_free(np);
   mem->free(np->slots, mem->user_data);
   mem->free(np->clients, mem->user_data);
   mem->free(np->client_gen, mem->user_data);
@@ -424,6 +429,7 @@ static void net_close_all(rp_net_pool *np) {
   uv_close((uv_handle_t *)&np->check_timer, net_handle_closed_cb);
   uv_close((uv_handle_t *)&np->flush_prepare, net_handle_closed_cb);
   uv_close((uv_handle_t *)&np->flush_check, net_handle_closed_cb);
+  uv_close((uv_handle_t *)&np->direct_idle, net_handle_closed_cb);
   for (i = 0; i < RP_NET_MAX_TCP_CLIENTS; ++i) {
     if (np->clients[i]) {
       rp_net_stream_close(&np->clients[i]->s);
@@ -663,11 +669,13 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   uv_timer_init(loop, &np->check_timer);
   uv_prepare_init(loop, &np->flush_prepare);
   uv_check_init(loop, &np->flush_check);
+  uv_idle_init(loop, &np->direct_idle);
+  np->direct_idle.data = np;
   np->lis_udp.data = np->lis_tcp.data = np;
   np->timer.data = np->check_timer.data = np;
   np->flush_prepare.data = np->flush_check.data = np;
   np->lis_tx = (rp_net_txsock){.udp = &np->lis_udp, .head = -1, .tail = -1};
-  np->nhandles = 6;
+  np->nhandles = 7;
   /* Neither keeps the loop alive on its own. */
   uv_prepare_start(&np->flush_prepare, rp_net_tx_prepare_cb);
   uv_check_start(&np->flush_check, rp_net_tx_check_cb);

@@ -359,6 +359,9 @@ struct rp_net_pool {
      loop waits for I/O and right after its I/O callbacks. */
   uv_prepare_t flush_prepare;
   uv_check_t flush_check;
+  /* direct_idle runs while answers of in-process clients wait (direct.c),
+     so that the loop does not block on them. */
+  uv_idle_t direct_idle;
   /* Send queue: messages, their bytes and the sockets holding some. */
   rp_net_txsock lis_tx;
   rp_net_txmsg *txmsgs;
@@ -439,6 +442,18 @@ struct rp_net_pool {
   /* in_check_more guards rp_net_check_more against re-entry. */
   int in_check_more;
   rp_net_counters counters;
+  /* The in-process clients (direct.c): their answer callback and the
+     queue of answers waiting for it, records dq_next..dq_n of dq_recs
+     with their bytes in dq_buf (dq_used taken; both reset when the queue
+     runs empty). dq_draining guards the drain against re-entry. */
+  rp_net_answer_cb direct_cb;
+  void *direct_user_data;
+  struct rp_net_direct_rec *dq_recs;
+  uint8_t *dq_buf;
+  size_t dq_n, dq_next, dq_used;
+  int dq_draining;
+  /* dq_idle is 1 while direct_idle runs. */
+  int dq_idle;
   /* tls_ca and tls_name are the config's TLS settings for DoT and DoH
      (owned, NULL when not given). */
   char *tls_ca;
@@ -528,6 +543,10 @@ rp_tstamp rp_net_now(void);
 /* RP_NET_OPAQUE_UDPSIZE_OFF is where the client's UDP size is kept in
    rp_client.opaque, after a sockaddr_in6 (28 bytes). */
 #define RP_NET_OPAQUE_UDPSIZE_OFF 28
+/* RP_NET_OPAQUE_KIND_OFF holds RP_NET_CLIENT_DIRECT for an in-process
+   client (rp_client.id is then its token), 0 for a UDP or TCP one. */
+#define RP_NET_OPAQUE_KIND_OFF 30
+#define RP_NET_CLIENT_DIRECT 1
 /* RP_NET_CHECK_BUF_LEN is the buffer for one check query. */
 #define RP_NET_CHECK_BUF_LEN 512
 /* RP_NET_TC_FLAGS_OFF is the offset of the flags byte holding TC. */
@@ -553,6 +572,22 @@ void rp_net_core_result(rp_net_pool *np, int rv, const char *what);
 
 /* rp_net_cb_rand is the core's rand callback: bytes of np->rand_buf. */
 void rp_net_cb_rand(uint8_t *dest, size_t len, void *user_data);
+
+/* rp_net_submit hands a client's query to the core at |now| and flushes
+   (listen.c). */
+void rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
+                   const rp_client *client, rp_tstamp now);
+
+/* rp_net_direct_queue queues an answer for in-process client |token|
+   (from inside the core's deliver); rp_net_direct_drain hands the
+   answers queued so far to the answer callback (from the loop's check,
+   prepare and idle callbacks only); rp_net_direct_idle_cb drains;
+   rp_net_direct_free releases the queue (direct.c). */
+void rp_net_direct_queue(rp_net_pool *np, uint64_t token, const uint8_t *data,
+                         size_t len);
+void rp_net_direct_drain(rp_net_pool *np);
+void rp_net_direct_idle_cb(uv_idle_t *h);
+void rp_net_direct_free(rp_net_pool *np);
 
 /* rp_net_flush reports queued errors (each may queue more) and re-arms
    the timer. */

@@ -304,6 +304,14 @@ void rp_net_tx_run(rp_net_pool *np) {
   }
 }
 
-void rp_net_tx_prepare_cb(uv_prepare_t *h) { rp_net_tx_run(h->data); }
+/* The answers of in-process clients are handed over first: the queries
+   their callback makes then leave in the same sends. */
+void rp_net_tx_prepare_cb(uv_prepare_t *h) {
+  rp_net_direct_drain(h->data);
+  rp_net_tx_run(h->data);
+}
 
-void rp_net_tx_check_cb(uv_check_t *h) { rp_net_tx_run(h->data); }
+void rp_net_tx_check_cb(uv_check_t *h) {
+  rp_net_direct_drain(h->data);
+  rp_net_tx_run(h->data);
+}

@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -275,6 +276,17 @@ typedef struct fixture {
   int ctcp_answers;
   uint32_t ctcp_ids;
   int phase;
+  /* In-process client (rp_net_pool_query): answers taken, the last one's
+     token, ID and rcode, a bit per token answered, queries still to send
+     one after another from the callback, and whether the next answer
+     stops the pool. */
+  int direct_answers;
+  uint64_t direct_token;
+  uint16_t direct_id;
+  uint8_t direct_rcode;
+  uint8_t direct_tokens[1024];
+  int direct_chain;
+  int direct_stop;
 } fixture;
 
 static void guard_cb(uv_timer_t *t) {
@@ -765,6 +777,160 @@ static void test_net_segmented_sends(void **state) {
   fx_finish(&f);
 }
 
+/* ---------------------------------------------------------------- */
+/* In-process clients                                                 */
+/* ---------------------------------------------------------------- */
+
+/* The chain of queries sent one after another from the answer callback:
+   tokens DIRECT_CHAIN_FIRST .. + DIRECT_CHAIN_LEN - 1. */
+#define DIRECT_CHAIN_FIRST 100
+#define DIRECT_CHAIN_LEN 300
+
+/* direct_send hands the pool a query of ID |token| with |token|. */
+static int direct_send(fixture *f, uint16_t token) {
+  uint8_t q[512];
+  size_t len = build_query(q, sizeof(q), token, "direct.example", 0);
+  return rp_net_pool_query(f->np, q, len, token, uv_hrtime());
+}
+
+static void direct_answer(rp_net_pool *np, uint64_t token, const uint8_t *data,
+                          size_t len, void *user_data) {
+  fixture *f = user_data;
+  assert_ptr_equal(np, f->np);
+  assert_true(len >= RP_DNS_HEADER_LEN);
+  ++f->direct_answers;
+  f->direct_token = token;
+  f->direct_id = rp_dns_get_id(data);
+  f->direct_rcode = rp_dns_rcode(data);
+  if (token / 8 < sizeof(f->direct_tokens)) {
+    f->direct_tokens[token / 8] |= (uint8_t)(1u << (token % 8));
+  }
+  if (f->direct_stop) {
+    f->direct_stop = 0;
+    rp_net_pool_stop(f->np, pool_closed, f);
+    return;
+  }
+  if (f->direct_chain > 0 && token >= DIRECT_CHAIN_FIRST &&
+      token < DIRECT_CHAIN_FIRST + DIRECT_CHAIN_LEN) {
+    /* The next query of the chain from inside the callback. */
+    --f->direct_chain;
+    assert_int_equal(direct_send(f, (uint16_t)(token + 1)), 0);
+  }
+}
+
+static int direct_all_answered(const fixture *f, uint16_t from, uint16_t to) {
+  uint16_t t;
+  for (t = from; t <= to; ++t) {
+    if (!(f->direct_tokens[t / 8] & (1u << (t % 8)))) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void test_net_direct_queries(void **state) {
+  fixture f;
+  rp_net_counters c;
+  const uint8_t junk[3] = {1, 2, 3};
+  uint16_t t;
+  (void)state;
+  fx_init(&f);
+  fx_add(&f, "");
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+
+  /* Without an answer callback there is no in-process client. */
+  assert_int_equal(direct_send(&f, 1), RP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rp_net_pool_set_answer_cb(f.np, NULL, &f),
+                   RP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rp_net_pool_set_answer_cb(f.np, direct_answer, &f), 0);
+
+  /* One query: its answer comes from the loop, never inside the call,
+     with the query's ID and token. */
+  assert_int_equal(direct_send(&f, 7), 0);
+  assert_int_equal(f.direct_answers, 0);
+  while (f.direct_answers < 1) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(f.direct_token, 7);
+  assert_int_equal(f.direct_id, 7);
+  assert_int_equal(f.direct_rcode, RP_DNS_RCODE_NOERROR);
+
+  /* 300 queries one after another, each sent from the callback of the
+     answer before, beside a burst of 100. */
+  f.direct_chain = DIRECT_CHAIN_LEN - 1;
+  assert_int_equal(direct_send(&f, DIRECT_CHAIN_FIRST), 0);
+  for (t = 1000; t < 1100; ++t) {
+    assert_int_equal(direct_send(&f, t), 0);
+  }
+  while (!direct_all_answered(&f, DIRECT_CHAIN_FIRST,
+                              DIRECT_CHAIN_FIRST + DIRECT_CHAIN_LEN - 1) ||
+         !direct_all_answered(&f, 1000, 1099)) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(f.direct_answers, 401);
+
+  /* Not a query: refused and counted, no answer. */
+  assert_int_equal(rp_net_pool_query(f.np, junk, sizeof(junk), 5, uv_hrtime()),
+                   RP_ERR_MALFORMED);
+  rp_net_pool_get_counters(f.np, &c);
+  assert_int_equal(c.direct_queries, 402);
+  assert_int_equal(c.dropped_malformed, 1);
+  assert_int_equal(c.direct_dropped, 0);
+  assert_int_equal(c.udp_queries, 0);
+
+  /* The callback may stop the pool: nothing is called back after. */
+  f.direct_stop = 1;
+  assert_int_equal(direct_send(&f, 500), 0);
+  assert_int_equal(direct_send(&f, 501), 0);
+  while (!f.closed) {
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(f.direct_answers, 402);
+  fx_finish(&f);
+}
+
+/* test_net_direct_full: answers that find the queue full are dropped and
+   counted, the rest delivered; memory stays bounded. The queries go to a
+   resolver that never answers and fail together. */
+static void test_net_direct_full(void **state) {
+  fixture f;
+  rp_net_counters c;
+  port_reservation silent;
+  char spec[64], err[RP_CONFIG_ERRLEN];
+  rp_tstamp now;
+  uint32_t i, n = RP_NET_DIRECT_ANSWERS + 100;
+  (void)state;
+  fx_init(&f);
+  port_reserve(&silent);
+  snprintf(spec, sizeof(spec), "127.0.0.1:%d", silent.port);
+  assert_int_equal(
+      rp_config_add_resolver(&f.cfg, spec, "test", "-r", err, sizeof(err)), 0);
+  f.cfg.pretest_domain = calloc(1, 1);
+  fx_start_pool(&f);
+  wait_working(&f, 1);
+  assert_int_equal(rp_net_pool_set_answer_cb(f.np, direct_answer, &f), 0);
+  now = uv_hrtime();
+  for (i = 0; i < n; ++i) {
+    uint8_t q[512];
+    size_t len = build_query(q, sizeof(q), (uint16_t)i, "full.example", 0);
+    assert_int_equal(rp_net_pool_query(f.np, q, len, i, now), 0);
+  }
+  for (;;) {
+    rp_net_pool_get_counters(f.np, &c);
+    if ((uint64_t)f.direct_answers + c.direct_dropped >= n) {
+      break;
+    }
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  assert_true(c.direct_dropped > 0);
+  assert_int_equal((uint64_t)f.direct_answers + c.direct_dropped, n);
+  assert_int_equal(f.direct_rcode, RP_DNS_RCODE_SERVFAIL);
+  close(silent.udp);
+  close(silent.tcp);
+  fx_finish(&f);
+}
+
 static void test_net_no_resolvers(void **state) {
   rp_config cfg;
   rp_net_options opts;
@@ -794,6 +960,8 @@ int main(void) {
       cmocka_unit_test(test_net_check_all_at_once),
       cmocka_unit_test(test_net_segmented_sends),
       cmocka_unit_test(test_net_no_resolvers),
+      cmocka_unit_test(test_net_direct_queries),
+      cmocka_unit_test(test_net_direct_full),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,6 +83,11 @@ int tun_main_parse(tun_main_opts *o, int argc, char **argv, void (*usage)(void),
       o->pool_verbose = 1;
       continue;
     }
+    if (strcmp(a, "--pool-udp") == 0) {
+      o->pool_udp = 1;
+      o->pool_mode = 1;
+      continue;
+    }
     if (v == NULL) {
       fprintf(stderr, "%s: unknown option or missing value: %s (see --help)\n",
               o->prog, a);
@@ -128,7 +133,8 @@ int tun_main_xfer_ok(const tun_main_opts *o, const tun_xfer *x) {
 int tun_main_pool_start(const tun_main_opts *o, rp_kind kind,
                         const rp_dns_name *domain, uint64_t check_bytes,
                         uv_loop_t *loop, tun_pool_ready_cb ready,
-                        void *user_data, tun_pool **ppool) {
+                        tun_pool_answer_cb answer, void *user_data,
+                        tun_pool **ppool) {
   tun_pool_options po = {.kind = kind,
                          .config_file = o->pool_config,
                          .resolvers = o->resolvers,
@@ -138,6 +144,7 @@ int tun_main_pool_start(const tun_main_opts *o, rp_kind kind,
                          .log_level =
                              o->pool_verbose ? RP_LOG_INFO : RP_LOG_WARN,
                          .ready = ready,
+                         .answer = o->pool_udp ? NULL : answer,
                          .user_data = user_data};
   char err[RP_CONFIG_ERRLEN];
   int rv;

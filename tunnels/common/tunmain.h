@@ -52,8 +52,9 @@ typedef struct tun_main_opts {
   uint64_t check_bytes;
   int have_check;
   /* pool_mode is 1 with --pool or --pool-config; pool_verbose with
-     --pool-verbose. */
-  int pool_mode, pool_verbose;
+     --pool-verbose; pool_udp with --pool-udp (queries go to the pool's
+     loopback address instead of in process). */
+  int pool_mode, pool_verbose, pool_udp;
 } tun_main_opts;
 
 /* tun_main_opt_fn takes a program's own option |a| with its value |v|:
@@ -96,13 +97,15 @@ int tun_main_xfer_ok(const tun_main_opts *o, const tun_xfer *x);
 /* tun_main_pool_start starts the in-process pool of |kind| over |o|'s
    resolvers and --pool-config on |loop|, with the start-up check of
    |check_bytes| under |domain|, and stores it in |*ppool|; |ready| is
-   called with |user_data| (tunpool.h). SIGPIPE is ignored from then on
+   called with |user_data| (tunpool.h). Unless --pool-udp, |answer| takes
+   the answers of queries handed in by tun_pool_query. SIGPIPE is ignored from then on
    (the pool may write to TCP upstreams; respool_net.h). Returns 0, or
    the exit status (printed): 2 for a config or argument error, else 1. */
 int tun_main_pool_start(const tun_main_opts *o, rp_kind kind,
                         const rp_dns_name *domain, uint64_t check_bytes,
                         uv_loop_t *loop, tun_pool_ready_cb ready,
-                        void *user_data, tun_pool **ppool);
+                        tun_pool_answer_cb answer, void *user_data,
+                        tun_pool **ppool);
 
 /* tun_main_pool_ready reports the start-up check of |tp|: with |ok| it
    stores the pool's address in |addr| and as text in |name| (|namelen|

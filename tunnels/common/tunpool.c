@@ -36,6 +36,7 @@ struct tun_pool {
   rp_dns_name domain;
   uint16_t check_bytes;
   tun_pool_ready_cb ready;
+  tun_pool_answer_cb answer;
   void *user_data;
   /* ready_called is 1 once |ready| ran. */
   int ready_called;
@@ -81,6 +82,14 @@ static int pool_check_verify(const uint8_t *answer, size_t len,
   }
   return tun_cli_check_probe(answer, len, pool_nonce(rp_dns_get_id(answer)),
                              tp->check_bytes);
+}
+
+static void pool_answer_cb(rp_net_pool *np, uint64_t token,
+                           const uint8_t *data, size_t len, void *user_data) {
+  tun_pool *tp = user_data;
+
+  (void)np;
+  tp->answer(tp, token, data, len, tp->user_data);
 }
 
 static void pool_poll_cb(uv_timer_t *t) {
@@ -199,6 +208,7 @@ int tun_pool_start(tun_pool **ptp, uv_loop_t *loop,
   tp->domain = *options->domain;
   tp->check_bytes = options->check_bytes;
   tp->ready = options->ready;
+  tp->answer = options->answer;
   tp->user_data = options->user_data;
   rp_config_init(&cfg, NULL);
   rv = pool_build_config(&cfg, options, err, errlen);
@@ -228,6 +238,13 @@ int tun_pool_start(tun_pool **ptp, uv_loop_t *loop,
     goto fail_config;
   }
   rp_config_free(&cfg);
+  if (tp->answer != NULL &&
+      (rv = rp_net_pool_set_answer_cb(tp->np, pool_answer_cb, tp)) != 0) {
+    snprintf(err, errlen, "in-process answers: %s", rp_strerror(rv));
+    rp_net_pool_stop(tp->np, NULL, NULL);
+    free(tp);
+    return rv;
+  }
   uv_timer_init(loop, &tp->poll);
   tp->poll.data = tp;
   uv_timer_init(loop, &tp->tl_timer);
@@ -242,6 +259,11 @@ fail_config:
   rp_config_free(&cfg);
   free(tp);
   return rv;
+}
+
+int tun_pool_query(tun_pool *tp, const uint8_t *q, size_t len, uint64_t token,
+                   rp_tstamp now) {
+  return rp_net_pool_query(tp->np, q, len, token, now);
 }
 
 void tun_pool_get_address(const tun_pool *tp, struct sockaddr_storage *addr) {
@@ -323,6 +345,8 @@ static void pool_add_totals(tun_pool *tp, cJSON *root) {
   cJSON_AddNumberToObject(o, "nup", (double)ps.nup);
   cJSON_AddNumberToObject(o, "nresolvers", (double)ps.nresolvers);
   cJSON_AddNumberToObject(o, "udp_queries", (double)nc.udp_queries);
+  cJSON_AddNumberToObject(o, "direct_queries", (double)nc.direct_queries);
+  cJSON_AddNumberToObject(o, "direct_dropped", (double)nc.direct_dropped);
   cJSON_AddNumberToObject(o, "truncated_to_client",
                           (double)nc.truncated_to_client);
   cJSON_AddNumberToObject(o, "send_failures", (double)nc.send_failures);

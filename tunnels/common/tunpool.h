@@ -49,6 +49,13 @@ typedef struct tun_pool tun_pool;
    resolver passed the start-up check, 0 when every one failed. */
 typedef void (*tun_pool_ready_cb)(tun_pool *tp, int ok, void *user_data);
 
+/* tun_pool_answer_cb receives, from the loop, the answer to a query
+   handed in by tun_pool_query, with its |token|; |data| is valid only
+   during the call, which may send the next query. */
+typedef void (*tun_pool_answer_cb)(tun_pool *tp, uint64_t token,
+                                   const uint8_t *data, size_t len,
+                                   void *user_data);
+
 /* tun_pool_options configures tun_pool_start. */
 typedef struct tun_pool_options {
   /* kind is the tunnel behind the pool (RP_KIND_DNSTT, RP_KIND_MASTERDNS);
@@ -70,6 +77,9 @@ typedef struct tun_pool_options {
   /* ready and user_data: see tun_pool_ready_cb. */
   tun_pool_ready_cb ready;
   void *user_data;
+  /* answer, when set, takes the answers of tun_pool_query (in process,
+     no loopback socket); NULL leaves the client on the pool's address. */
+  tun_pool_answer_cb answer;
 } tun_pool_options;
 
 /* tun_pool_start starts a pool on |loop| and stores it in |*ptp|. The
@@ -85,6 +95,13 @@ int tun_pool_start(tun_pool **ptp, uv_loop_t *loop,
 /* tun_pool_get_address stores the pool's UDP address (127.0.0.1:port) in
    |addr|. */
 void tun_pool_get_address(const tun_pool *tp, struct sockaddr_storage *addr);
+
+/* tun_pool_query hands query |q| (|len| bytes) to the pool in process at
+   |now|; its answer goes to the options' answer callback with |token|.
+   Returns 0, or an RP_ERR_* (no answer callback, pool stopping, not a
+   query). */
+int tun_pool_query(tun_pool *tp, const uint8_t *q, size_t len, uint64_t token,
+                   rp_tstamp now);
 
 /* tun_pool_format_stats writes ,"pool_stats":{"resolvers":[...],
    "pool":{...}} into |out| (|cap| bytes; the same shape as respool's

@@ -8,8 +8,10 @@
  * a long-lived socket. Pool mode (--pool): the client starts the pool
  * library on its own loop (tunpool.h) over the --resolver list and the
  * --pool-config file, waits until a resolver passed the start-up check,
- * then runs 300 long-lived workers (--udp-workers) against the pool's
- * 127.0.0.1 address, as a dnstt outbound with smart_pool does.
+ * then runs 300 workers (--udp-workers) that hand their queries to the
+ * pool in process (tun_pool_query: no loopback hop, no socket of their
+ * own); --pool-udp sends them to the pool's 127.0.0.1 address over
+ * long-lived sockets instead, as a dnstt outbound with smart_pool does.
  *
  * A worker sends its next query as soon as an answer comes back. An answer
  * with an error rcode (REFUSED, SERVFAIL) carries nothing: like dnstt, the
@@ -77,8 +79,11 @@ struct client_app {
   /* socks holds each worker's current socket, or NULL. */
   worker_sock **socks;
   int finished;
-  /* pool is the in-process pool (pool mode), or NULL. */
+  /* pool is the in-process pool (pool mode), or NULL; direct is 1 when
+     queries go to it in process (tun_pool_query, the worker's index as
+     token) rather than to its address. */
   tun_pool *pool;
+  int direct;
   /* exit_code is set to 1 when the pool fails. */
   int exit_code;
   uint8_t recv_buf[CLIENT_RECV_BUF];
@@ -97,8 +102,10 @@ static void client_usage(void) {
       "                        respool takes)\n"
       "  --pool                pool mode: start the respool pool library\n"
       "                        in-process (kind dnstt) over the resolvers\n"
-      "                        and send to its 127.0.0.1 address with 300\n"
-      "                        long-lived workers (--udp-workers)\n"
+      "                        and hand it the queries of 300 workers\n"
+      "                        (--udp-workers) in process\n"
+      "  --pool-udp            pool mode, the workers sending to the pool's\n"
+      "                        127.0.0.1 address on long-lived sockets\n"
       "  --pool-config FILE    smart_pool JSON for the pool (its resolvers\n"
       "                        are added; implies --pool)\n"
       "  --pool-check-bytes N  start-up check of each pool resolver: a\n"
@@ -177,6 +184,10 @@ static int client_send(uint32_t chan, size_t res, const uint8_t *data,
   uv_buf_t ub = uv_buf_init((char *)(uintptr_t)data, (unsigned)len);
 
   (void)res;
+  if (app->direct) {
+    return app->pool == NULL ||
+           tun_pool_query(app->pool, data, len, chan, uv_hrtime()) != 0;
+  }
   if (app->socks[chan] != NULL && (flags & TUN_DRV_SEND_FRESH)) {
     client_sock_close(app->socks[chan]);
     app->socks[chan] = NULL;
@@ -246,6 +257,24 @@ static void client_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   }
   tun_drv_on_answer(app->drv, ws->chan, 0, (const uint8_t *)buf->base,
                     (size_t)nread, now);
+  if (tun_drv_finished(app->drv)) {
+    client_finish(app, now);
+  }
+}
+
+/* client_pool_answer takes an in-process answer for worker |token|
+   (tun_pool_answer_cb). */
+static void client_pool_answer(tun_pool *tp, uint64_t token,
+                               const uint8_t *data, size_t len,
+                               void *user_data) {
+  client_app *app = user_data;
+  rp_tstamp now = uv_hrtime();
+
+  (void)tp;
+  if (app->finished || token >= app->ds.nworkers) {
+    return;
+  }
+  tun_drv_on_answer(app->drv, (uint32_t)token, 0, data, len, now);
   if (tun_drv_finished(app->drv)) {
     client_finish(app, now);
   }
@@ -386,9 +415,10 @@ int main(int argc, char **argv) {
   }
   app.loop = uv_default_loop();
   if (o.pool_mode) {
-    app.exit_code =
-        tun_main_pool_start(&o, RP_KIND_DNSTT, &ds->domain, o.check_bytes,
-                            app.loop, client_pool_ready, &app, &app.pool);
+    app.direct = !o.pool_udp;
+    app.exit_code = tun_main_pool_start(
+        &o, RP_KIND_DNSTT, &ds->domain, o.check_bytes, app.loop,
+        client_pool_ready, client_pool_answer, &app, &app.pool);
   } else {
     client_start(&app);
   }

@@ -22,7 +22,9 @@
  * Pool mode (--pool): the client starts the pool library on its own loop
  * (tunpool.h, kind masterdns) over the --resolver list and the
  * --pool-config file, waits until a resolver passed the start-up check
- * and then sees one resolver, the pool's 127.0.0.1 address: the MTU test,
+ * and then sees one resolver, the pool, to which it hands its queries in
+ * process (tun_pool_query; --pool-udp: to the pool's 127.0.0.1 address
+ * over a socket): the MTU test,
  * the slots and the timeouts run against it as against any resolver, the
  * balancer has nothing to choose and the client sends no copies of its
  * own (duplication 1): the pool's duplicate setting applies.
@@ -75,8 +77,11 @@ struct md_app {
   tun_app_files files;
   const char *balance_name;
   int finished;
-  /* pool is the in-process pool (pool mode), or NULL. */
+  /* pool is the in-process pool (pool mode), or NULL; direct is 1 when
+     queries go to it in process (tun_pool_query) rather than to its
+     address. */
   tun_pool *pool;
+  int direct;
   /* exit_code is set to 1 when the pool fails. */
   int exit_code;
   uint8_t recv_buf[MD_RECV_BUF];
@@ -99,7 +104,10 @@ static void md_usage(void) {
       "                        in-process (kind masterdns) over the\n"
       "                        resolvers; the client sees one resolver (the\n"
       "                        pool) and sends no copies (duplication 1):\n"
-      "                        the pool's duplicate setting applies\n"
+      "                        the pool's duplicate setting applies; the\n"
+      "                        queries go to the pool in process\n"
+      "  --pool-udp            pool mode, the queries sent to the pool's\n"
+      "                        127.0.0.1 address over a socket\n"
       "  --pool-config FILE    smart_pool JSON for the pool (its resolvers\n"
       "                        are added; implies --pool)\n"
       "  --pool-check-bytes N  start-up check of each pool resolver: a\n"
@@ -130,6 +138,10 @@ static int md_send(uint32_t chan, size_t res, const uint8_t *data, size_t len,
 
   (void)chan;
   (void)flags;
+  if (app->direct) {
+    return app->pool == NULL ||
+           tun_pool_query(app->pool, data, len, res, uv_hrtime()) != 0;
+  }
   return uv_udp_try_send(&r->sock, &ub, 1, (const struct sockaddr *)&r->addr) <
          0;
 }
@@ -217,6 +229,23 @@ static void md_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   }
   tun_drv_on_answer(app->drv, (uint32_t)r->idx, r->idx,
                     (const uint8_t *)buf->base, (size_t)nread, now);
+  if (tun_drv_finished(app->drv)) {
+    md_finish(app, now);
+  }
+}
+
+/* md_pool_answer takes an in-process answer (tun_pool_answer_cb): the
+   pool is resolver 0. */
+static void md_pool_answer(tun_pool *tp, uint64_t token, const uint8_t *data,
+                           size_t len, void *user_data) {
+  md_app *app = user_data;
+  rp_tstamp now = uv_hrtime();
+
+  (void)tp;
+  if (app->finished || app->drv == NULL || token >= app->nres) {
+    return;
+  }
+  tun_drv_on_answer(app->drv, (uint32_t)token, (size_t)token, data, len, now);
   if (tun_drv_finished(app->drv)) {
     md_finish(app, now);
   }
@@ -404,10 +433,11 @@ int main(int argc, char **argv) {
   app.loop = uv_default_loop();
   if (o.pool_mode) {
     md_pool_opts = &o;
-    app.exit_code =
-        tun_main_pool_start(&o, RP_KIND_MASTERDNS, &ds->domain,
-                            o.have_check ? o.check_bytes : mo.ceiling, app.loop,
-                            md_pool_ready, &app, &app.pool);
+    app.direct = !o.pool_udp;
+    app.exit_code = tun_main_pool_start(
+        &o, RP_KIND_MASTERDNS, &ds->domain,
+        o.have_check ? o.check_bytes : mo.ceiling, app.loop, md_pool_ready,
+        md_pool_answer, &app, &app.pool);
   } else {
     app.exit_code = md_begin(&app, &o);
   }
