@@ -955,6 +955,26 @@ def median_kbps(res, setup, col):
     return sm["kbps_down"], None
 
 
+def round_ratios(res, setup, num, den):
+    """Round k of |num| over round k of |den| (the rounds are interleaved,
+    so round k's cells ran side by side), for every round |den| completed;
+    a round |num| failed counts 0."""
+    def by_round(col):
+        cell = res["cells"].get(setup, {}).get(col) or {}
+        return {x["round"]: x for x in cell.get("rounds", [])
+                if isinstance(x, dict) and "round" in x}
+    a, b = by_round(num), by_round(den)
+    out = []
+    for k in sorted(b):
+        db = b[k].get("kbps_down") if b[k].get("ok") else None
+        if not db:
+            continue
+        na = a.get(k)
+        out.append((na.get("kbps_down") or 0) / db
+                   if na and na.get("ok") else 0.0)
+    return out
+
+
 def evaluate(res, checks):
     out = []
     for ch in checks:
@@ -994,10 +1014,15 @@ def evaluate(res, checks):
                     raise LookupError("%s is 0 kbps" % ch["den"])
                 v = a / b
                 r["values"] = [v]
-                r["result"] = judge([v])
                 r["detail"] = "%s: %s %s / %s %s = %.2fx" % (
                     ch["setup"], ch["num"], fmt_kbps(a), ch["den"],
                     fmt_kbps(b), v)
+                if ch.get("per_round"):
+                    rv = round_ratios(res, ch["setup"], ch["num"], ch["den"])
+                    r["values"] = [v] + rv
+                    r["detail"] += ", rounds side by side: %s" % ", ".join(
+                        "%.2fx" % x for x in rv)
+                r["result"] = judge(r["values"])
             elif ch["type"] == "limit_share":
                 a, ea = median_kbps(res, ch["setup"], ch["column"])
                 cell = res["cells"].get(ch["setup"], {}).get(ch["column"])

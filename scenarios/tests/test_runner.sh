@@ -135,6 +135,19 @@ k = {'ok': True, 'client': {'bytes_down': 10 ** 6}, 'fakeres': [{'answered': 120
 runner.check_carried(k, {})
 sys.exit(r['ok'] or 'around the tunnel' not in r['error'] or not k['ok'])"
 
+expect "per_round: each round side by side must pass, not only the median" python3 -c "
+import sys; sys.path.insert(0, '$SC'); import runner
+def cell(*k):
+    rs = [{'round': i + 1, 'ok': v is not None, 'kbps_down': v} for i, v in enumerate(k)]
+    return {'summary': {'kbps_down': sorted(v or 0 for v in k)[len(k) // 2]}, 'rounds': rs}
+res = {'cells': {'s': {'a': cell(110, 120, 80), 'b': cell(100, 100, 100),
+                       'c': cell(110, None, 130)}}}
+ch = {'name': 'x', 'type': 'ratio', 'setup': 's', 'den': 'b', 'min': 1.0}
+med, rnd, gone = runner.evaluate(res, [dict(ch, num='a'), dict(ch, num='a', per_round=True),
+                                       dict(ch, num='c', per_round=True)])
+sys.exit(not (med['result'] == 'PASS' and rnd['result'] == 'FAIL' and
+              '0.80x' in rnd['detail'] and gone['result'] == 'FAIL'))"
+
 # 3. --gate with a failing gate: FAIL printed, exit 1.
 python3 "$SC/runner.py" --build "$BUILD" --fakeres "$TMP/fakeres" \
   --var fake="$TMP/fake_tunnel.py" --setups "$HERE/setups.json" \
