@@ -19,12 +19,20 @@
 #define rp_container_of_const(ptr, type, member)                               \
   ((const type *)(const void *)((const char *)(ptr)-offsetof(type, member)))
 
-/* rp_unreachable marks a path that the invariants rule out. */
+/* rp_unreachable marks a path that the invariants rule out. Reaching it
+   is a bug, so the process aborts there, as ngtcp2's unreachable does,
+   instead of running on into undefined behaviour. The core prints
+   nothing (no stdio), so the place is kept in rp_unreachable_file and
+   rp_unreachable_line for the core dump and the debugger. */
+#define rp_unreachable() rp_unreachable_at(__FILE__, __LINE__)
+
+extern const char *volatile rp_unreachable_file;
+extern volatile int rp_unreachable_line;
+
 #if defined(__GNUC__)
-#define rp_unreachable() __builtin_unreachable()
-#else
-#define rp_unreachable() ((void)0)
+__attribute__((noreturn, cold))
 #endif
+void rp_unreachable_at(const char *file, int line);
 
 /* rp_list is a node of a circular intrusive list; a list head is a
    sentinel node pointing at itself when empty. */
