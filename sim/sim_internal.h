@@ -209,9 +209,9 @@ int sim_core_rv(sim *s, int rv, const char *what);
 int sim_cb_send_query(rp_pool *pool, uint32_t resolver_id,
                       void *resolver_user_data, uint16_t upstream_id,
                       const uint8_t *data, size_t len, uint32_t flags,
-                      void *user_data);
+                      rp_tstamp now, void *user_data);
 int sim_cb_deliver(rp_pool *pool, const rp_client *client, const uint8_t *data,
-                   size_t len, uint32_t flags, void *user_data);
+                   size_t len, uint32_t flags, rp_tstamp now, void *user_data);
 void sim_cb_rand(uint8_t *dest, size_t len, void *user_data);
 void sim_cb_log(rp_log_level level, uint32_t category, const char *line,
                 void *user_data);

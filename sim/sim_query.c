@@ -68,7 +68,7 @@ static void slot_free(sim *s, uint32_t slot) {
 int sim_cb_send_query(rp_pool *pool, uint32_t resolver_id,
                       void *resolver_user_data, uint16_t upstream_id,
                       const uint8_t *data, size_t len, uint32_t flags,
-                      void *user_data) {
+                      rp_tstamp now, void *user_data) {
   sim *s = user_data;
   uint32_t idx = (uint32_t)(uintptr_t)resolver_user_data;
   sim_resolver *r;
@@ -76,6 +76,7 @@ int sim_cb_send_query(rp_pool *pool, uint32_t resolver_id,
   uint32_t slot = 0;
   uint64_t b;
   int stream = (flags & RP_SEND_STREAM) != 0;
+  (void)now;
   (void)pool;
   (void)resolver_id;
   if (idx >= s->nres) {
@@ -120,11 +121,12 @@ int sim_cb_send_query(rp_pool *pool, uint32_t resolver_id,
 }
 
 int sim_cb_deliver(rp_pool *pool, const rp_client *client, const uint8_t *data,
-                   size_t len, uint32_t flags, void *user_data) {
+                   size_t len, uint32_t flags, rp_tstamp now, void *user_data) {
   sim *s = user_data;
   sim_record *rec;
   uint64_t serial = client->id;
   int ok;
+  (void)now;
   (void)pool;
   sim_hash_u64(s, s->now);
   sim_hash_u64(s, serial);

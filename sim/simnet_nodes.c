@@ -136,10 +136,11 @@ static int nodes_client_send(uint32_t chan, size_t res, const uint8_t *data,
 static int nodes_pool_send(rp_pool *pool, uint32_t resolver_id,
                            void *resolver_user_data, uint16_t upstream_id,
                            const uint8_t *data, size_t len, uint32_t flags,
-                           void *user_data) {
+                           rp_tstamp now, void *user_data) {
   sim_net *n = user_data;
   uint32_t r = (uint32_t)(uintptr_t)resolver_user_data;
 
+  (void)now;
   (void)pool;
   (void)resolver_id;
   (void)upstream_id;
@@ -150,9 +151,10 @@ static int nodes_pool_send(rp_pool *pool, uint32_t resolver_id,
 
 static int nodes_pool_deliver(rp_pool *pool, const rp_client *client,
                               const uint8_t *data, size_t len, uint32_t flags,
-                              void *user_data) {
+                              rp_tstamp now, void *user_data) {
   sim_net *n = user_data;
 
+  (void)now;
   (void)pool;
   (void)flags;
   return sim_net_send(n, n->nodes->pool_proc, SIM_NET_PORT_POOL,

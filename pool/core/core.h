@@ -286,6 +286,10 @@ typedef struct rp_res {
 
 struct rp_pool {
   rp_settings set;
+  /* now is the |now| of the call into the core that is running (submit,
+     on_answer, on_error, handle_expiry, add_resolver, remove_resolver),
+     handed to the send_query and deliver callbacks it makes. */
+  rp_tstamp now;
   /* by_kind holds the settings for each kind recognised (RP_KIND_COUNT
      of them), or NULL when the pool does not sense its kind. */
   rp_settings *by_kind;
@@ -399,67 +403,6 @@ static inline int rp_res_overflow_room(const rp_res *r) {
   return (uint64_t)(r->inflight - r->stale) < r->replies + 1;
 }
 
-/* --- select.c --- */
-
-/* rp_select_primary picks a resolver for a send of |q| with the pool's
-   strategy, taking a token; RP_CORE_NONE when none has capacity. In
-   auto: the band, then a probation resolver past its limit, then, when
-   no resolver that replied has room, one that never replied. */
-uint32_t rp_select_primary(rp_pool *pool, rp_query *q, rp_tstamp now);
-
-/* rp_select_hedge picks the target of a hedge of |q| whose slow try is
-   at |first|; RP_CORE_NONE when none fits. */
-uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
-                         rp_tstamp now);
-
-/* rp_select_spill picks, for |q| that no resolver of the band can take
-   (each at its cap or holding a try of it), the cheapest resolver out of
-   the band with room, taking its token, else one that never replied and
-   holds no query; RP_CORE_NONE when none has. */
-uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now);
-
-/* rp_select_copy picks a copy target for |q| (uncapped, soonest and
-   surest); RP_CORE_NONE when none. */
-uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now);
-
-/* rp_select_left_out returns a resolver due for a retry riding along
-   |q| (one placed already), or RP_CORE_NONE: a left-out one
-   retry_left_out after its last send, or one that never replied (the
-   fresh heap) at once and then retry_left_out after its last send; the
-   two heaps take turns when both have one due. */
-uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now);
-
-/* rp_select_past_cap returns a resolver that may take a send past its
-   cap now, or RP_CORE_NONE. */
-uint32_t rp_select_past_cap(rp_pool *pool, rp_query *q, rp_tstamp now);
-
-/* rp_select_place puts an up resolver in the set it belongs in (the
-   heaps have room: rp_pool_add_resolver reserved it). */
-void rp_select_place(rp_pool *pool, rp_res *r, rp_tstamp now);
-
-/* rp_select_probation_sync moves a probation resolver in RP_WHERE_BUSY
-   or RP_WHERE_UNPROVEN, or one in RP_WHERE_FRESH that replied, to the set
-   it belongs in now, after a try of it closed or stopped holding the
-   slot, a reply or a loss. */
-void rp_select_probation_sync(rp_pool *pool, rp_res *r, rp_tstamp now);
-
-/* rp_select_lru_heap returns the LRU heap |r| is in (band, out, busy or
-   fresh), or NULL. */
-rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r);
-
-/* rp_select_unplace takes |r| out of its set (band, out, token). */
-void rp_select_unplace(rp_pool *pool, rp_res *r);
-
-/* rp_select_refresh recomputes |r|'s cost and keys after its stats
-   changed, and moves it between band and out. */
-void rp_select_refresh(rp_pool *pool, rp_res *r, rp_tstamp now);
-
-/* rp_select_has_open returns 1 if |q| has an open try at |slot|. */
-int rp_select_has_open(const rp_query *q, uint32_t slot);
-
-/* rp_select_fw_set sets the weighted strategy's weight of |r|. */
-void rp_select_fw_set(rp_pool *pool, rp_res *r, uint64_t weight);
-
 /* --- pool.c helpers used by select.c --- */
 
 /* rp_pool_timer_set arms |t| at |at| (RP_TSTAMP_UNSET disarms). */
@@ -467,14 +410,6 @@ void rp_pool_timer_set(rp_pool *pool, rp_timer *t, rp_tstamp at);
 
 /* rp_pool_rand32 draws 32 random bits from callbacks.rand. */
 uint32_t rp_pool_rand32(rp_pool *pool);
-
-/* Heap orders (select.c). */
-int rp_select_less_lru(const rp_pq_entry *a, const rp_pq_entry *b);
-int rp_select_less_cost(const rp_pq_entry *a, const rp_pq_entry *b);
-int rp_select_less_loss(const rp_pq_entry *a, const rp_pq_entry *b);
-int rp_select_less_unlim(const rp_pq_entry *a, const rp_pq_entry *b);
-int rp_select_less_strat(const rp_pq_entry *a, const rp_pq_entry *b);
-int rp_select_less_pastcap(const rp_pq_entry *a, const rp_pq_entry *b);
 
 /* --- settings.c --- */
 

@@ -28,6 +28,7 @@
  * - Left out: no caching, no rewriting of questions, no merging.
  */
 #include "core.h"
+#include "select.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -769,7 +770,7 @@ static int pool_try_send(rp_pool *pool, rp_query *q, rp_res *r,
                                              t->case_seed));
   }
   rv = pool->cb.send_query(pool, r->slot, r->user_data, id, q->buf, q->len,
-                           sflags, pool->user_data);
+                           sflags, now, pool->user_data);
   rp_dns_set_id(q->buf, q->client_id);
   if (t->case_flags & RP_CASE_ON) {
     memcpy(q->buf + RP_DNS_HEADER_LEN, q->question.name.wire,
@@ -946,7 +947,7 @@ static int pool_deliver(rp_pool *pool, rp_query *q, const uint8_t *data,
   q->answered = 1;
   pool_linger_sync(pool, q);
   if (pool->cb.deliver(pool, &q->client, pool->scratch, len, flags,
-                       pool->user_data) != 0) {
+                       pool->now, pool->user_data) != 0) {
     return RP_ERR_CALLBACK_FAILURE;
   }
   return 0;
@@ -999,7 +1000,7 @@ static int pool_fail_bytes(rp_pool *pool, const rp_client *client,
     return 0;
   }
   if (pool->cb.deliver(pool, client, pool->scratch, (size_t)n,
-                       RP_DELIVER_FAILED, pool->user_data) != 0) {
+                       RP_DELIVER_FAILED, pool->now, pool->user_data) != 0) {
     return RP_ERR_CALLBACK_FAILURE;
   }
   return 0;
@@ -1787,6 +1788,7 @@ int rp_pool_add_resolver(rp_pool *pool, const rp_resolver_config *config,
   if (pool == NULL || config == NULL || presolver_id == NULL) {
     return RP_ERR_INVALID_ARGUMENT;
   }
+  pool->now = now;
   if (pool->nres >= pool->set.max_resolvers) {
     return RP_ERR_FULL;
   }
@@ -1866,6 +1868,7 @@ int rp_pool_remove_resolver(rp_pool *pool, uint32_t resolver_id,
   if (r == NULL) {
     return RP_ERR_NOT_FOUND;
   }
+  pool->now = now;
   /* Take it out of every set first so no resend picks it. */
   rp_select_unplace(pool, r);
   rp_pool_timer_set(pool, &r->timer, RP_TSTAMP_UNSET);
@@ -1983,7 +1986,7 @@ static int pool_probe(rp_pool *pool, rp_res *r, rp_tstamp now) {
   ++pool->stats.probes;
   ++pool->stats.sends;
   if (pool->cb.send_query(pool, r->slot, r->user_data, id, pool->scratch, len,
-                          RP_SEND_PROBE, pool->user_data) != 0) {
+                          RP_SEND_PROBE, now, pool->user_data) != 0) {
     return RP_ERR_CALLBACK_FAILURE;
   }
   return 0;
@@ -2165,6 +2168,7 @@ int rp_pool_submit(rp_pool *pool, const uint8_t *query, size_t len,
   if (pool == NULL || query == NULL || client == NULL) {
     return RP_ERR_INVALID_ARGUMENT;
   }
+  pool->now = now;
   ++pool->stats.queries;
   if (rp_dns_parse_header(&hdr, query, len) != 0 ||
       (hdr.flags & RP_DNS_FLAG_QR)) {
@@ -2347,6 +2351,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
   if (pool == NULL || answer == NULL) {
     return RP_ERR_INVALID_ARGUMENT;
   }
+  pool->now = now;
   r = pool_res(pool, resolver_id);
   if (len < RP_DNS_HEADER_LEN || len > RP_DNS_MAX_MSG_LEN) {
     ++pool->stats.malformed;
@@ -2393,7 +2398,7 @@ int rp_pool_on_answer(rp_pool *pool, uint32_t resolver_id,
       rp_dns_set_id(pool->scratch, r->probe_client_id);
       ++pool->stats.duplicates_delivered;
       if (pool->cb.deliver(pool, &r->probe_client, pool->scratch, len,
-                           RP_DELIVER_EXTRA, pool->user_data) != 0) {
+                           RP_DELIVER_EXTRA, now, pool->user_data) != 0) {
         return RP_ERR_CALLBACK_FAILURE;
       }
     }
@@ -2531,6 +2536,7 @@ int rp_pool_on_error(rp_pool *pool, uint32_t resolver_id, uint32_t upstream_id,
   if (r == NULL) {
     return RP_ERR_NOT_FOUND;
   }
+  pool->now = now;
   if (upstream_id == RP_UPSTREAM_ID_ALL) {
     /* Move the open tries aside first: resends may add new ones. */
     rp_list_init(&batch);
@@ -2588,6 +2594,7 @@ int rp_pool_handle_expiry(rp_pool *pool, rp_tstamp now) {
   rp_timer *t;
   int rv;
 
+  pool->now = now;
   while ((pe = rp_pq_top(&pool->timers)) != NULL) {
     t = rp_container_of(pe, rp_timer, pe);
     if (t->at > now) {

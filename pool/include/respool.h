@@ -633,16 +633,18 @@ typedef struct rp_client {
 typedef struct rp_callbacks {
   /* send_query sends |len| bytes (ID already set to |upstream_id|) to the
      resolver |resolver_id|, whose user_data is |resolver_user_data|.
-     |flags| is a mask of RP_SEND_*. A send that fails later is reported
-     with rp_pool_on_error; returning non-zero is for fatal failures. */
+     |flags| is a mask of RP_SEND_*. |now| is the time given to the call
+     into the pool that sends (a transport needs no clock of its own). A
+     send that fails later is reported with rp_pool_on_error; returning
+     non-zero is for fatal failures. */
   int (*send_query)(rp_pool *pool, uint32_t resolver_id,
                     void *resolver_user_data, uint16_t upstream_id,
                     const uint8_t *data, size_t len, uint32_t flags,
-                    void *user_data);
+                    rp_tstamp now, void *user_data);
   /* deliver hands |len| bytes (the client's ID restored) to |client|.
-     |flags| is a mask of RP_DELIVER_*. */
+     |flags| is a mask of RP_DELIVER_*; |now| as for send_query. */
   int (*deliver)(rp_pool *pool, const rp_client *client, const uint8_t *data,
-                 size_t len, uint32_t flags, void *user_data);
+                 size_t len, uint32_t flags, rp_tstamp now, void *user_data);
   /* rand fills |dest| with |len| random bytes. */
   void (*rand)(uint8_t *dest, size_t len, void *user_data);
   /* log receives one formatted key=value line (no newline), or NULL. */

@@ -126,7 +126,8 @@ typedef struct rp_net_options {
    to release them (nothing else is left open). Returns 0,
    RP_ERR_INVALID_ARGUMENT (no usable resolver, bad options), RP_ERR_CONFIG (a
    scheme not supported yet while no other resolver is usable), RP_ERR_IO (bind
-   or socket failure) or RP_ERR_NOMEM. */
+   or socket failure, or no secure random bytes: a RAND_bytes failure later
+   aborts, never falls back to guessable DNS IDs) or RP_ERR_NOMEM. */
 int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
                       const rp_net_options *options, char *err, size_t errlen);
 

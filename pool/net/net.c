@@ -233,13 +233,12 @@ static void net_timer_cb(uv_timer_t *t) {
 static int net_cb_send_query(rp_pool *pool, uint32_t resolver_id,
                              void *resolver_user_data, uint16_t upstream_id,
                              const uint8_t *data, size_t len, uint32_t flags,
-                             void *user_data) {
+                             rp_tstamp now, void *user_data) {
   rp_net_upstream *up = resolver_user_data;
-  rp_net_pool *np = user_data;
   (void)pool;
   (void)resolver_id;
-  /* The time of the callback that entered the core. */
-  return up->ops->send(up, data, len, upstream_id, flags, np->now);
+  (void)user_data;
+  return up->ops->send(up, data, len, upstream_id, flags, now);
 }
 
 /* net_truncate writes into |out| a copy of the answer's header and
@@ -278,7 +277,7 @@ static size_t net_truncate(const uint8_t *data, size_t len, uint8_t *out,
 }
 
 static void net_deliver_tcp(rp_net_pool *np, uint64_t id, const uint8_t *data,
-                            size_t len) {
+                            size_t len, rp_tstamp now) {
   uint32_t slot = (uint32_t)id;
   rp_net_client_conn *c;
   if (slot >= RP_NET_MAX_TCP_CLIENTS) {
@@ -289,12 +288,12 @@ static void net_deliver_tcp(rp_net_pool *np, uint64_t id, const uint8_t *data,
     ++np->counters.dropped_late;
     return;
   }
-  rp_net_client_answer(c, data, len, np->now);
+  rp_net_client_answer(c, data, len, now);
 }
 
 static int net_cb_deliver(rp_pool *pool, const rp_client *client,
                           const uint8_t *data, size_t len, uint32_t flags,
-                          void *user_data) {
+                          rp_tstamp now, void *user_data) {
   rp_net_pool *np = user_data;
   uint16_t max;
   const struct sockaddr *sa = (const struct sockaddr *)client->opaque;
@@ -308,7 +307,7 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
     return 0;
   }
   if (client->id != 0) {
-    net_deliver_tcp(np, client->id, data, len);
+    net_deliver_tcp(np, client->id, data, len, now);
     return 0;
   }
   max = (uint16_t)((client->opaque[RP_NET_OPAQUE_UDPSIZE_OFF] << 8) |
@@ -328,15 +327,16 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
   return 0;
 }
 
-/* net_rand_fill fills |dest| from RAND_bytes. */
+/* net_rand_fill fills |dest| from RAND_bytes. DNS IDs and source ports
+   that an off-path attacker could guess would let it forge answers, so
+   there is no weaker fallback: the pool's start drew its first bytes
+   (rp_net_pool_start fails when it cannot), and a CSPRNG that fails later
+   stops the process. */
 static void net_rand_fill(uint8_t *dest, size_t len) {
   if (RAND_bytes(dest, (int)len) != 1) {
-    /* RAND_bytes fails only when the CSPRNG cannot be seeded; fall back
-       to libc rather than leave the buffer unset. */
-    size_t i;
-    for (i = 0; i < len; ++i) {
-      dest[i] = (uint8_t)rand();
-    }
+    fprintf(stderr, "respool: RAND_bytes failed: no secure random bytes for "
+                    "DNS IDs; stopping\n");
+    abort();
   }
 }
 
@@ -526,7 +526,12 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   np->opts.settings = NULL;
   np->armed = RP_TSTAMP_UNSET;
   np->rx_now = RP_TSTAMP_UNSET;
-  np->rand_pos = RP_NET_RAND_LEN;
+  if (RAND_bytes(np->rand_buf, RP_NET_RAND_LEN) != 1) {
+    snprintf(err, errlen, "no secure random bytes (RAND_bytes failed)");
+    mem->free(np, mem->user_data);
+    return RP_ERR_IO;
+  }
+  np->rand_pos = 0;
   np->kind = cfg->has_kind ? cfg->kind : options->kind;
   np->cfg_has_listen = cfg->has_listen;
   np->cfg_listen = cfg->listen;

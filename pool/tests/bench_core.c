@@ -61,12 +61,13 @@ typedef struct bench {
 
 static int bench_send(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
                       const uint8_t *data, size_t len, uint32_t flags,
-                      void *ud) {
+                      rp_tstamp now, void *ud) {
   bench *b = ud;
   size_t n = sizeof(b->ring) / sizeof(b->ring[0]);
 
   size_t qn = b->qlen[b->cur_name] - RP_DNS_HEADER_LEN - 4;
 
+  (void)now;
   (void)pool;
   (void)rud;
   (void)flags;
@@ -87,9 +88,10 @@ static int bench_send(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
 
 static int bench_deliver(rp_pool *pool, const rp_client *client,
                          const uint8_t *data, size_t len, uint32_t flags,
-                         void *ud) {
+                         rp_tstamp now, void *ud) {
   bench *b = ud;
 
+  (void)now;
   (void)pool;
   (void)client;
   (void)data;

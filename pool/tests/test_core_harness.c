@@ -173,11 +173,14 @@ static uint64_t h_qn_of(const uint8_t *data, size_t len) {
 
 static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
                      const uint8_t *data, size_t len, uint32_t flags,
-                     void *ud) {
+                     rp_tstamp now, void *ud) {
   harness *h = ud;
   size_t fi = (size_t)(uintptr_t)rud;
   h_fake *f = &h->fakes[fi];
   rp_resolver_stats rs;
+
+  /* The core hands on the time of the call that sends. */
+  assert_int_equal(now, h->now);
   rp_dns_msg msg;
   h_event *e;
   rp_ssize n;
@@ -362,9 +365,11 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
 
 static int h_deliver_cb(rp_pool *pool, const rp_client *client,
                         const uint8_t *data, size_t len, uint32_t flags,
-                        void *ud) {
+                        rp_tstamp now, void *ud) {
   harness *h = ud;
   size_t qi = (size_t)(client->id % H_MAX_QUERIES);
+
+  assert_int_equal(now, h->now);
 
   (void)pool;
   h_hash_u64(h, 2);

@@ -363,10 +363,12 @@ static const fuzz_send *fuzz_ring_get(unsigned k) {
 static int fuzz_send_cb(rp_pool *pool, uint32_t resolver_id,
                         void *resolver_user_data, uint16_t upstream_id,
                         const uint8_t *data, size_t len, uint32_t flags,
-                        void *user_data) {
+                        rp_tstamp now, void *user_data) {
   fuzz_res *r = resolver_user_data;
   rp_dns_brief brief;
   fuzz_send *s;
+
+  FUZZ_CHECK(now == fz.now, "send: not the time of the call that sends");
 
   FUZZ_CHECK(pool == fz.pool && user_data == &fz, "send: wrong pool");
   FUZZ_CHECK(r >= fz.res && r < fz.res + FUZZ_MAX_RES,
@@ -407,9 +409,10 @@ static int fuzz_send_cb(rp_pool *pool, uint32_t resolver_id,
 
 static int fuzz_deliver_cb(rp_pool *pool, const rp_client *client,
                            const uint8_t *data, size_t len, uint32_t flags,
-                           void *user_data) {
+                           rp_tstamp now, void *user_data) {
   fuzz_client *c;
 
+  FUZZ_CHECK(now == fz.now, "deliver: not the time of the call");
   FUZZ_CHECK(pool == fz.pool && user_data == &fz, "deliver: wrong pool");
   FUZZ_CHECK(client->id < fz.nclients && fz.clients[client->id].submitted,
              "deliver to unknown client %llu", (unsigned long long)client->id);

@@ -70,7 +70,8 @@ static void fuzz_before_fail(void) {}
 static int fuzz_send_cb(rp_pool *pool, uint32_t resolver_id,
                         void *resolver_user_data, uint16_t upstream_id,
                         const uint8_t *data, size_t len, uint32_t flags,
-                        void *user_data) {
+                        rp_tstamp now, void *user_data) {
+  (void)now;
   (void)pool;
   (void)resolver_user_data;
   (void)upstream_id;
@@ -83,7 +84,8 @@ static int fuzz_send_cb(rp_pool *pool, uint32_t resolver_id,
 
 static int fuzz_deliver_cb(rp_pool *pool, const rp_client *client,
                            const uint8_t *data, size_t len, uint32_t flags,
-                           void *user_data) {
+                           rp_tstamp now, void *user_data) {
+  (void)now;
   (void)pool;
   (void)client;
   (void)data;
