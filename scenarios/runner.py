@@ -1031,9 +1031,16 @@ def evaluate(res, checks):
                     raise LookupError(ea or "no physical limit")
                 v = a / lim
                 r["values"] = [v]
-                r["result"] = judge([v])
                 r["detail"] = "%s %s: %s of %.0f kbps = %.0f %%" % (
                     ch["setup"], ch["column"], fmt_kbps(a), lim, 100 * v)
+                if ch.get("per_round"):
+                    rv = [(x.get("kbps_down") or 0) / lim if x.get("ok")
+                          else 0.0 for x in cell.get("rounds", [])
+                          if isinstance(x, dict)]
+                    r["values"] = [v] + rv
+                    r["detail"] += ", rounds: %s" % ", ".join(
+                        "%.1f %%" % (100 * x) for x in rv)
+                r["result"] = judge(r["values"])
             else:
                 raise LookupError("unknown check type %s" % ch["type"])
             bounds = []
@@ -1372,7 +1379,8 @@ def main(argv=None):
                     "narrowed by --setup/--column as usual")
     ap.add_argument("--replot", metavar="DIR",
                     help="rebuild DIR's table.md and plots from its "
-                    "results.json (no run), then exit")
+                    "results.json (no run), the checks evaluated again "
+                    "from --gates, then exit")
     a = ap.parse_args(argv)
 
     if a.replot:
@@ -1381,6 +1389,8 @@ def main(argv=None):
             res = json.load(f)
         def replot_log(msg):
             print("[table] " + msg, file=sys.stderr)
+        if "checks" in res and os.path.exists(a.gates):
+            res["checks"] = evaluate(res, load_json(a.gates).get("checks", []))
         res["plots"] = make_plots(res, outdir, replot_log)
         with open(os.path.join(outdir, "table.md"), "w") as f:
             f.write(make_table(res))

@@ -145,8 +145,14 @@ res = {'cells': {'s': {'a': cell(110, 120, 80), 'b': cell(100, 100, 100),
 ch = {'name': 'x', 'type': 'ratio', 'setup': 's', 'den': 'b', 'min': 1.0}
 med, rnd, gone = runner.evaluate(res, [dict(ch, num='a'), dict(ch, num='a', per_round=True),
                                        dict(ch, num='c', per_round=True)])
+lim = cell(50, 47, 44)
+lim['limit_kbps'] = 100
+res['cells']['s']['l'] = lim
+ls = {'name': 'y', 'type': 'limit_share', 'setup': 's', 'column': 'l', 'min': 0.45}
+lmed, lrnd = runner.evaluate(res, [ls, dict(ls, per_round=True)])
 sys.exit(not (med['result'] == 'PASS' and rnd['result'] == 'FAIL' and
-              '0.80x' in rnd['detail'] and gone['result'] == 'FAIL'))"
+              '0.80x' in rnd['detail'] and gone['result'] == 'FAIL' and
+              lmed['result'] == 'PASS' and lrnd['result'] == 'FAIL'))"
 
 # 3. --gate with a failing gate: FAIL printed, exit 1.
 python3 "$SC/runner.py" --build "$BUILD" --fakeres "$TMP/fakeres" \
