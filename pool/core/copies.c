@@ -9,6 +9,12 @@
 /* COPIES_ID_LEN is the DNS ID, left out of the comparison. */
 #define COPIES_ID_LEN 2
 
+void rp_copies_rescale(rp_copies *c, uint32_t old_max, uint32_t new_max) {
+  if (c->level >= (double)old_max || c->level > (double)new_max) {
+    c->level = (double)new_max;
+  }
+}
+
 void rp_copies_init(rp_copies *c, const rp_settings *set, rp_tstamp now) {
   *c = (rp_copies){.level = (double)(set->duplicate - 1),
                    .probe_at = now,

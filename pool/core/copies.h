@@ -58,6 +58,11 @@ typedef struct rp_copies {
 /* rp_copies_init starts |c| for |set| at |now|: full level. */
 void rp_copies_init(rp_copies *c, const rp_settings *set, rp_tstamp now);
 
+/* rp_copies_rescale follows a change of the most copies per query from
+   |old_max| to |new_max| (the kind sensed): a level at the old top or
+   above the new one goes to the new top. */
+void rp_copies_rescale(rp_copies *c, uint32_t old_max, uint32_t new_max);
+
 /* rp_copies_plan returns how many copies a new query gets at |now|. */
 uint32_t rp_copies_plan(rp_copies *c, const rp_settings *set, rp_tstamp now);
 

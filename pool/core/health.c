@@ -82,6 +82,12 @@ void rp_health_loss(rp_health *h, double window_s, uint32_t count_loss,
   h->score = health_clamp(h->score + score_delta);
 }
 
+void rp_health_revive(rp_health *h) {
+  h->n = 0.0;
+  h->lost = 0.0;
+  h->last_loss = RP_TSTAMP_UNSET;
+}
+
 void rp_health_late(rp_health *h, double window_s, rp_tstamp now) {
   /* The answer comes as a reply (rp_health_reply): the try counted lost
      leaves. */

@@ -55,6 +55,11 @@ void rp_health_init(rp_health *h, int score);
 void rp_health_reply(rp_health *h, double window_s, int score_delta,
                      rp_tstamp now);
 
+/* rp_health_revive forgets the loss record (a resolver back up: what it
+   lost while down says nothing about it now); the score, the totals and
+   the failures in a row stay. */
+void rp_health_revive(rp_health *h);
+
 /* rp_health_late takes back one loss counted by rp_health_loss: the
    try was answered after all (|window_s| as there). The score and the
    time of the last loss stay. */

@@ -442,10 +442,7 @@ static void pool_sense(rp_pool *pool, const rp_dns_question *question,
   }
   pool->set = pool->by_kind[pool->sense.kind];
   new_max = pool->set.duplicate - 1;
-  if (pool->copies.level >= (double)old_max ||
-      pool->copies.level > (double)new_max) {
-    pool->copies.level = (double)new_max;
-  }
+  rp_copies_rescale(&pool->copies, old_max, new_max);
 }
 
 void rp_pool_del(rp_pool *pool) {
@@ -839,9 +836,7 @@ static int pool_res_up(rp_pool *pool, rp_res *r, rp_tstamp now) {
      open) says nothing about it now that it answers again: a revived
      resolver starts with a clean loss record and no cap. */
   r->up_at = now;
-  r->health.n = 0.0;
-  r->health.lost = 0.0;
-  r->health.last_loss = RP_TSTAMP_UNSET;
+  rp_health_revive(&r->health);
   rp_ratelim_revive(&r->rl);
   rp_list_push_back(&pool->rr_ring, &r->rr_node);
   rp_select_refresh(pool, r, now);

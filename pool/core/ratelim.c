@@ -188,6 +188,10 @@ int rp_ratelim_update(rp_ratelim *rl, const rp_settings *set, rp_tstamp now) {
   return 0;
 }
 
+void rp_ratelim_held_back(rp_ratelim *rl, rp_tstamp now) {
+  rl->last_held_back = now;
+}
+
 int rp_ratelim_take(rp_ratelim *rl) {
   if (rl->cap <= 0.0) {
     return 1;

@@ -193,6 +193,10 @@ int rp_ratelim_update(rp_ratelim *rl, const rp_settings *set, rp_tstamp now);
    Returns 1 if the send is within the cap (always when uncapped). */
 int rp_ratelim_take(rp_ratelim *rl);
 
+/* rp_ratelim_held_back records that the cap held a query back at |now|
+   (a lift waits until it has not for cap_lift_after). */
+void rp_ratelim_held_back(rp_ratelim *rl, rp_tstamp now);
+
 /* rp_ratelim_next_token returns when the bucket next holds a token. */
 rp_tstamp rp_ratelim_next_token(const rp_ratelim *rl);
 

@@ -449,7 +449,7 @@ static int select_take(rp_pool *pool, rp_res *r, int overflow,
       rp_select_refresh(pool, r, now);
     }
     if (!rp_ratelim_take(&r->rl)) {
-      r->rl.last_held_back = now;
+      rp_ratelim_held_back(&r->rl, now);
       select_to_token(pool, r, now);
       return 0;
     }
@@ -798,7 +798,7 @@ uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now) {
          is back in the cost heap. */
       lifted = rp_ratelim_update(&r->rl, &pool->set, now);
       if (!rp_ratelim_take(&r->rl)) {
-        r->rl.last_held_back = now;
+        rp_ratelim_held_back(&r->rl, now);
         continue;
       }
     }
