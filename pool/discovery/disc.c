@@ -55,9 +55,6 @@
 #define DISC_INITIAL_CANDIDATES 64u
 /* DISC_HASH_MIN is the smallest hash set (a power of two). */
 #define DISC_HASH_MIN 1024u
-/* DISC_FLAGS_OFF, DISC_RCODE_OFF: header bytes of QR and the rcode. */
-#define DISC_FLAGS_OFF 2
-#define DISC_RCODE_OFF 3
 /* DISC_PORT_DNS is the port of addresses given without one. */
 #define DISC_PORT_DNS 53
 /* DISC_IPV4_BITS is the length of an IPv4 address, bits. */
@@ -705,7 +702,6 @@ static void disc_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   disc_slot *s = h->data;
   const uint8_t *p = (const uint8_t *)buf->base;
   rp_tstamp now = (rp_tstamp)uv_hrtime();
-  uint8_t rcode;
   (void)addr;
   (void)flags;
   if (s->state != DISC_SLOT_ACTIVE) {
@@ -715,17 +711,18 @@ static void disc_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
     disc_slot_end(s, RP_DISC_UNREACHABLE, now);
     return;
   }
-  if ((size_t)nread < RP_DNS_HEADER_LEN || rp_dns_get_id(p) != s->id ||
-      !(p[DISC_FLAGS_OFF] & (RP_DNS_FLAG_QR >> 8))) {
+  switch (rp_dns_check_reply(p, (size_t)nread, s->id)) {
+  case RP_DNS_REPLY_OTHER:
     return; /* not our answer: keep waiting */
-  }
-  rcode = p[DISC_RCODE_OFF] & RP_DNS_RCODE_MASK;
-  if (rcode == RP_DNS_RCODE_NOERROR || rcode == RP_DNS_RCODE_NXDOMAIN) {
+  case RP_DNS_REPLY_WORKS:
     disc_slot_end(s, RP_DISC_PASSED, now);
-  } else if (rcode == RP_DNS_RCODE_REFUSED) {
+    break;
+  case RP_DNS_REPLY_REFUSED:
     disc_slot_end(s, RP_DISC_REFUSED, now);
-  } else {
+    break;
+  case RP_DNS_REPLY_BAD_RCODE:
     disc_slot_end(s, RP_DISC_BAD_RCODE, now);
+    break;
   }
 }
 

@@ -401,6 +401,7 @@ static int dns_walk(rp_dns_brief *brief, rp_dns_msg *msg, const uint8_t *buf,
   int rv, has_edns = 0;
 
   brief->has_question = 0;
+  brief->edns_udp_size = 0;
   rv = rp_dns_parse_header(&brief->hdr, buf, len);
   if (rv != 0) {
     return rv;
@@ -440,6 +441,9 @@ static int dns_walk(rp_dns_brief *brief, rp_dns_msg *msg, const uint8_t *buf,
     rv = dns_read_rr(&cur, &rr);
     if (rv == 0 && rr.type == RP_DNS_TYPE_OPT) {
       rv = dns_check_opt(buf, &rr, &has_edns, &brief->rcode);
+      if (rv == 0) {
+        brief->edns_udp_size = rr.rclass;
+      }
       if (rv == 0 && msg != NULL) {
         msg->has_edns = 1;
         msg->edns_udp_size = rr.rclass;
@@ -486,6 +490,25 @@ uint8_t rp_dns_rcode(const uint8_t *buf) {
 
 int rp_dns_is_truncated(const uint8_t *buf) {
   return (dns_load16(buf + DNS_OFF_FLAGS) & RP_DNS_FLAG_TC) != 0;
+}
+
+int rp_dns_is_response(const uint8_t *buf) {
+  return (dns_load16(buf + DNS_OFF_FLAGS) & RP_DNS_FLAG_QR) != 0;
+}
+
+rp_dns_reply rp_dns_check_reply(const uint8_t *buf, size_t len, uint16_t id) {
+  uint8_t rcode;
+
+  if (len < RP_DNS_HEADER_LEN || rp_dns_get_id(buf) != id ||
+      !rp_dns_is_response(buf)) {
+    return RP_DNS_REPLY_OTHER;
+  }
+  rcode = rp_dns_rcode(buf);
+  if (rcode == RP_DNS_RCODE_NOERROR || rcode == RP_DNS_RCODE_NXDOMAIN) {
+    return RP_DNS_REPLY_WORKS;
+  }
+  return rcode == RP_DNS_RCODE_REFUSED ? RP_DNS_REPLY_REFUSED
+                                       : RP_DNS_REPLY_BAD_RCODE;
 }
 
 int rp_dns_name_equal(const rp_dns_name *a, const rp_dns_name *b) {
@@ -981,6 +1004,28 @@ rp_ssize rp_dns_build_error(uint8_t *out, size_t cap, const uint8_t *query,
   if (has_opt) {
     builder_opt_ext(&b, RP_DNS_EDNS_UDP_SIZE, dnssec_ok,
                     (uint8_t)(rcode >> DNS_RCODE_BITS));
+  }
+  return rp_dns_builder_finish(&b);
+}
+
+rp_ssize rp_dns_build_truncated(uint8_t *out, size_t cap, const uint8_t *msg,
+                                size_t len) {
+  rp_dns_header hdr;
+  rp_dns_question q;
+  rp_dns_cursor cur;
+  rp_dns_builder b;
+
+  if (rp_dns_parse_header(&hdr, msg, len) != 0) {
+    return RP_ERR_MALFORMED;
+  }
+  rp_dns_builder_init(&b, out, cap, hdr.id,
+                      (uint16_t)(hdr.flags | RP_DNS_FLAG_TC));
+  if (hdr.qdcount == 1) {
+    rp_dns_cursor_init(&cur, msg, len);
+    cur.pos = RP_DNS_HEADER_LEN;
+    if (dns_read_question(&cur, &q) == 0) {
+      rp_dns_builder_question(&b, &q.name, q.qtype, q.qclass);
+    }
   }
   return rp_dns_builder_finish(&b);
 }

@@ -177,6 +177,8 @@ typedef struct rp_dns_brief {
   rp_dns_question question;
   /* rcode is the full rcode: header bits plus EDNS extended bits. */
   uint16_t rcode;
+  /* edns_udp_size is the OPT record's UDP payload size, 0 without one. */
+  uint16_t edns_udp_size;
 } rp_dns_brief;
 
 /* rp_dns_parse_brief checks a message exactly as rp_dns_parse does
@@ -197,6 +199,28 @@ uint8_t rp_dns_rcode(const uint8_t *buf);
 /* rp_dns_is_truncated returns 1 if the TC bit of a >= 4 byte message is
    set. */
 int rp_dns_is_truncated(const uint8_t *buf);
+
+/* rp_dns_is_response returns 1 if the QR bit of a >= 4 byte message is
+   set. */
+int rp_dns_is_response(const uint8_t *buf);
+
+/* rp_dns_reply says what a resolver's reply to a check query shows
+   (rp_dns_check_reply). */
+typedef enum rp_dns_reply {
+  /* Not a reply to that query: too short, another ID, or QR clear. */
+  RP_DNS_REPLY_OTHER = 0,
+  /* NOERROR or NXDOMAIN: the resolver resolves. */
+  RP_DNS_REPLY_WORKS,
+  /* REFUSED. */
+  RP_DNS_REPLY_REFUSED,
+  /* Any other rcode. */
+  RP_DNS_REPLY_BAD_RCODE
+} rp_dns_reply;
+
+/* rp_dns_check_reply judges |len| bytes that came back for a check query
+   of ID |id| by their header alone (the start-up check and discovery
+   share it). */
+rp_dns_reply rp_dns_check_reply(const uint8_t *buf, size_t len, uint16_t id);
 
 /* rp_dns_name_equal compares two names byte for byte, case included. */
 int rp_dns_name_equal(const rp_dns_name *a, const rp_dns_name *b);
@@ -311,6 +335,14 @@ rp_ssize rp_dns_build_txt_answer(uint8_t *out, size_t cap,
    |qlen| < 12, or RP_ERR_NOBUF. */
 rp_ssize rp_dns_build_error(uint8_t *out, size_t cap, const uint8_t *query,
                             size_t qlen, uint8_t rcode);
+
+/* rp_dns_build_truncated builds from the message |msg| (|len| bytes) a
+   copy of its header with TC set and no records but its question (none
+   when the question does not read): what a UDP client that cannot take
+   the whole answer gets, so that it asks again over TCP. Returns the
+   length, RP_ERR_MALFORMED if |len| < 12, or RP_ERR_NOBUF. */
+rp_ssize rp_dns_build_truncated(uint8_t *out, size_t cap, const uint8_t *msg,
+                                size_t len);
 
 /* rp_dns_build_query builds a query with |id|, RD set, one question and
    an OPT record of |edns_udp_size| when it is non-zero. Returns the

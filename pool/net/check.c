@@ -60,9 +60,8 @@ void rp_net_check_done(rp_net_upstream *up, int passed, const char *why,
 
 static int net_check_verify(rp_net_pool *np, rp_net_upstream *up,
                             const uint8_t *data, size_t len, const char **why) {
-  uint8_t rcode;
-  if (len < RP_DNS_HEADER_LEN || rp_dns_get_id(data) != up->check_id ||
-      !(data[RP_NET_TC_FLAGS_OFF] & (RP_DNS_FLAG_QR >> 8))) {
+  rp_dns_reply reply = rp_dns_check_reply(data, len, up->check_id);
+  if (reply == RP_DNS_REPLY_OTHER) {
     *why = NULL; /* not the check's answer: ignore it */
     return 0;
   }
@@ -70,9 +69,8 @@ static int net_check_verify(rp_net_pool *np, rp_net_upstream *up,
     *why = "check_rejected";
     return np->opts.check_verify(data, len, np->opts.user_data) ? 1 : 0;
   }
-  rcode = data[RP_NET_RCODE_OFF] & RP_DNS_RCODE_MASK;
-  if (rcode != RP_DNS_RCODE_NOERROR && rcode != RP_DNS_RCODE_NXDOMAIN) {
-    *why = rcode == RP_DNS_RCODE_REFUSED ? "refused" : "bad_rcode";
+  if (reply != RP_DNS_REPLY_WORKS) {
+    *why = reply == RP_DNS_REPLY_REFUSED ? "refused" : "bad_rcode";
     return 0;
   }
   if (rp_dns_is_truncated(data)) {

@@ -1,6 +1,7 @@
 /*
  * listen.c: the runtime's client listener: the UDP socket (queries read
- * in recvmmsg batches, the client's UDP size kept in rp_client.opaque)
+ * in recvmmsg batches, the client's address and UDP size kept in
+ * rp_client.opaque as an rp_net_client_addr)
  * and the TCP clients (one rp_net_stream each), and binding both on one
  * port.
  *
@@ -33,47 +34,15 @@
 /* ------------------------------------------------------------------ */
 
 /* net_client_udpsize returns the UDP size a client query accepts: the
-   size of its OPT record, found by walking the records without a full
-   parse (the core parses the query anyway); 512 when there is none or
-   the walk fails. */
+   size of its OPT record (the codec's brief parse); 512 when there is
+   none, it is smaller, or the query does not parse. */
 static uint16_t net_client_udpsize(const uint8_t *q, size_t len) {
-  rp_dns_cursor cur;
-  rp_dns_name name;
-  uint32_t i, nskip, nrr;
-  uint16_t qd, type, cls, rdlen;
-  if (len < RP_DNS_HEADER_LEN ||
-      (q[RP_NET_ARCOUNT_OFF] | q[RP_NET_ARCOUNT_OFF + 1]) == 0) {
+  rp_dns_brief b;
+  if (rp_dns_parse_brief(&b, q, len) != 0 ||
+      b.edns_udp_size < RP_DNS_MAX_UDP_DEFAULT) {
     return RP_DNS_MAX_UDP_DEFAULT;
   }
-  qd = (uint16_t)((q[RP_NET_QDCOUNT_OFF] << 8) | q[RP_NET_QDCOUNT_OFF + 1]);
-  nskip =
-      (uint32_t)((q[RP_NET_QDCOUNT_OFF + 2] << 8) | q[RP_NET_QDCOUNT_OFF + 3]) +
-      (uint32_t)((q[RP_NET_QDCOUNT_OFF + 4] << 8) | q[RP_NET_QDCOUNT_OFF + 5]);
-  nrr = nskip +
-        (uint32_t)((q[RP_NET_ARCOUNT_OFF] << 8) | q[RP_NET_ARCOUNT_OFF + 1]);
-  rp_dns_cursor_init(&cur, q, len);
-  cur.pos = RP_DNS_HEADER_LEN;
-  if (qd > 1 ||
-      (qd == 1 && (rp_dns_cursor_name(&cur, &name) != 0 ||
-                   rp_dns_cursor_skip(&cur, RP_NET_QTYPE_QCLASS_LEN) != 0))) {
-    return RP_DNS_MAX_UDP_DEFAULT;
-  }
-  for (i = 0; i < nrr; ++i) {
-    if (rp_dns_cursor_name(&cur, &name) != 0 ||
-        rp_dns_cursor_u16(&cur, &type) != 0 ||
-        rp_dns_cursor_u16(&cur, &cls) != 0 ||
-        rp_dns_cursor_skip(&cur, RP_NET_TTL_LEN) != 0 ||
-        rp_dns_cursor_u16(&cur, &rdlen) != 0 ||
-        rp_dns_cursor_skip(&cur, rdlen) != 0) {
-      return RP_DNS_MAX_UDP_DEFAULT;
-    }
-    if (i >= nskip && type == RP_DNS_TYPE_OPT) {
-      return name.len == 1 && cls >= RP_DNS_MAX_UDP_DEFAULT
-                 ? cls
-                 : RP_DNS_MAX_UDP_DEFAULT;
-    }
-  }
-  return RP_DNS_MAX_UDP_DEFAULT;
+  return b.edns_udp_size;
 }
 
 void rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
@@ -102,8 +71,7 @@ static void net_lis_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
                             const struct sockaddr *addr, unsigned flags) {
   rp_net_pool *np = h->data;
   rp_client client = {.id = 0};
-  size_t alen;
-  uint16_t size;
+  rp_net_client_addr ca = {.kind = RP_NET_CLIENT_UDP};
   if (nread <= 0 || !addr) {
     /* The end of a recvmmsg batch (or an error). */
     np->rx_now = RP_TSTAMP_UNSET;
@@ -112,15 +80,16 @@ static void net_lis_recv_cb(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   if ((flags & UV_UDP_PARTIAL) || np->stopping) {
     return;
   }
-  alen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                     : sizeof(struct sockaddr_in);
-  memcpy(client.opaque, addr, alen);
-  size = net_client_udpsize((const uint8_t *)buf->base, (size_t)nread);
-  client.opaque[RP_NET_OPAQUE_UDPSIZE_OFF] = (uint8_t)(size >> 8);
-  client.opaque[RP_NET_OPAQUE_UDPSIZE_OFF + 1] = (uint8_t)size;
+  if (addr->sa_family == AF_INET6) {
+    memcpy(&ca.addr.in6, addr, sizeof(ca.addr.in6));
+  } else {
+    memcpy(&ca.addr.in, addr, sizeof(ca.addr.in));
+  }
+  ca.udp_size = net_client_udpsize((const uint8_t *)buf->base, (size_t)nread);
+  rp_net_client_save(&client, &ca);
   ++np->counters.udp_queries;
   rp_net_submit(np, (const uint8_t *)buf->base, (size_t)nread, &client,
-             rp_net_rx_now(np, flags));
+                rp_net_rx_now(np, flags));
 }
 
 static void net_client_on_message(rp_net_stream *s, const uint8_t *msg,

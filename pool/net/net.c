@@ -34,7 +34,8 @@
  *   earlier one (it then fires, finds nothing due and is re-armed), so
  *   the usual case, the oldest query answered, costs no timer update.
  * - UDP clients are identified by their address, stored in
- *   rp_client.opaque together with the UDP size the client accepts; an
+ *   rp_client.opaque (an rp_net_client_addr, copied in and out) together
+ *   with the UDP size the client accepts; an
  *   answer larger than that is sent truncated (TC) so the client retries
  *   over TCP. TCP clients are identified by a connection id (generation
  *   and slot); answers for a connection closed meanwhile are dropped.
@@ -241,40 +242,6 @@ static int net_cb_send_query(rp_pool *pool, uint32_t resolver_id,
   return up->ops->send(up, data, len, upstream_id, flags, now);
 }
 
-/* net_truncate writes into |out| a copy of the answer's header and
-   question with TC set and no records. Returns its length or 0. */
-static size_t net_truncate(const uint8_t *data, size_t len, uint8_t *out,
-                           size_t cap) {
-  rp_dns_cursor cur;
-  rp_dns_name name;
-  uint16_t qd;
-  size_t end;
-  if (len < RP_DNS_HEADER_LEN || cap < RP_DNS_HEADER_LEN) {
-    return 0;
-  }
-  qd = (uint16_t)((data[RP_NET_QDCOUNT_OFF] << 8) |
-                  data[RP_NET_QDCOUNT_OFF + 1]);
-  rp_dns_cursor_init(&cur, data, len);
-  cur.pos = RP_DNS_HEADER_LEN;
-  if (qd == 1) {
-    if (rp_dns_cursor_name(&cur, &name) != 0 ||
-        rp_dns_cursor_skip(&cur, RP_NET_QTYPE_QCLASS_LEN) != 0) {
-      qd = 0;
-      cur.pos = RP_DNS_HEADER_LEN;
-    }
-  } else {
-    qd = 0;
-  }
-  end = cur.pos;
-  if (end > cap) {
-    return 0;
-  }
-  memcpy(out, data, end);
-  out[RP_NET_TC_FLAGS_OFF] |= (uint8_t)(RP_DNS_FLAG_TC >> 8);
-  memset(out + RP_NET_QDCOUNT_OFF, 0, RP_NET_COUNTS_LEN);
-  out[RP_NET_QDCOUNT_OFF + 1] = (uint8_t)qd;
-  return end;
-}
 
 static void net_deliver_tcp(rp_net_pool *np, uint64_t id, const uint8_t *data,
                             size_t len, rp_tstamp now) {
@@ -295,14 +262,15 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
                           const uint8_t *data, size_t len, uint32_t flags,
                           rp_tstamp now, void *user_data) {
   rp_net_pool *np = user_data;
-  uint16_t max;
-  const struct sockaddr *sa = (const struct sockaddr *)client->opaque;
+  rp_net_client_addr ca;
+  const struct sockaddr *sa = &ca.addr.sa;
   (void)pool;
   (void)flags;
   if (np->stopping) {
     return 0;
   }
-  if (client->opaque[RP_NET_OPAQUE_KIND_OFF] == RP_NET_CLIENT_DIRECT) {
+  rp_net_client_load(client, &ca);
+  if (ca.kind == RP_NET_CLIENT_DIRECT) {
     rp_net_direct_queue(np, client->id, data, len);
     return 0;
   }
@@ -310,17 +278,15 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
     net_deliver_tcp(np, client->id, data, len, now);
     return 0;
   }
-  max = (uint16_t)((client->opaque[RP_NET_OPAQUE_UDPSIZE_OFF] << 8) |
-                   client->opaque[RP_NET_OPAQUE_UDPSIZE_OFF + 1]);
-  if (len > max) {
+  if (len > ca.udp_size) {
     uint8_t
         tc[RP_DNS_HEADER_LEN + RP_DNS_MAX_NAME_LEN + RP_NET_QTYPE_QCLASS_LEN];
-    size_t tlen = net_truncate(data, len, tc, sizeof(tc));
+    rp_ssize tlen = rp_dns_build_truncated(tc, sizeof(tc), data, len);
     ++np->counters.truncated_to_client;
-    if (tlen == 0) {
+    if (tlen <= 0) {
       return 0;
     }
-    rp_net_udp_queue(np, &np->lis_tx, tc, tlen, sa, 0);
+    rp_net_udp_queue(np, &np->lis_tx, tc, (size_t)tlen, sa, 0);
     return 0;
   }
   rp_net_udp_queue(np, &np->lis_tx, data, len, sa, 0);

@@ -23,6 +23,8 @@
 
 #include <uv.h>
 
+#include <string.h>
+
 /* RP_NET_DGRAM_MAX is the largest UDP payload. */
 #define RP_NET_DGRAM_MAX 65536u
 /* RP_NET_MMSG_CHUNKS is how many datagrams one recvmmsg(2) reads (libuv
@@ -540,28 +542,42 @@ void rp_net_log(rp_net_pool *np, rp_log_level level, const char *fmt, ...)
 rp_tstamp rp_net_now(void);
 
 /* Constants shared by net.c, listen.c and check.c. */
-/* RP_NET_OPAQUE_UDPSIZE_OFF is where the client's UDP size is kept in
-   rp_client.opaque, after a sockaddr_in6 (28 bytes). */
-#define RP_NET_OPAQUE_UDPSIZE_OFF 28
-/* RP_NET_OPAQUE_KIND_OFF holds RP_NET_CLIENT_DIRECT for an in-process
-   client (rp_client.id is then its token), 0 for a UDP or TCP one. */
-#define RP_NET_OPAQUE_KIND_OFF 30
-#define RP_NET_CLIENT_DIRECT 1
+/* rp_net_client_addr is what the runtime keeps of a client in
+   rp_client.opaque (rp_net_client_save / _load copy it in and out, so
+   nothing reads the bytes through a cast): a UDP client's address and
+   the UDP size it accepts, or the kind of client that rp_client.id
+   names (a TCP connection, an in-process client's token). */
+typedef enum rp_net_client_kind {
+  RP_NET_CLIENT_UDP = 0, /* zeroed opaque: a UDP client, or a TCP one */
+  RP_NET_CLIENT_DIRECT   /* in process: rp_client.id is its token */
+} rp_net_client_kind;
+
+typedef struct rp_net_client_addr {
+  union {
+    struct sockaddr sa;
+    struct sockaddr_in in;
+    struct sockaddr_in6 in6;
+  } addr;
+  uint16_t udp_size;
+  uint8_t kind;
+} rp_net_client_addr;
+
+static inline void rp_net_client_save(rp_client *c,
+                                      const rp_net_client_addr *a) {
+  _Static_assert(sizeof(rp_net_client_addr) <= sizeof(c->opaque),
+                 "rp_net_client_addr must fit rp_client.opaque");
+  memcpy(c->opaque, a, sizeof(*a));
+}
+
+static inline void rp_net_client_load(const rp_client *c,
+                                      rp_net_client_addr *a) {
+  memcpy(a, c->opaque, sizeof(*a));
+}
 /* RP_NET_CHECK_BUF_LEN is the buffer for one check query. */
 #define RP_NET_CHECK_BUF_LEN 512
-/* RP_NET_TC_FLAGS_OFF is the offset of the flags byte holding TC. */
-#define RP_NET_TC_FLAGS_OFF 2
-/* RP_NET_RCODE_OFF is the offset of the byte holding the rcode. */
-#define RP_NET_RCODE_OFF 3
-/* RP_NET_QDCOUNT_OFF is the offset of the header's QDCOUNT; the four
-   section counts follow it, two bytes each. */
-#define RP_NET_QDCOUNT_OFF 4
-#define RP_NET_COUNTS_LEN 8
-/* RP_NET_ARCOUNT_OFF is the offset of the header's ARCOUNT. */
-#define RP_NET_ARCOUNT_OFF 10
-/* RP_NET_TTL_LEN is the length of a record's TTL. */
-#define RP_NET_TTL_LEN 4
-/* RP_NET_QTYPE_QCLASS_LEN is the length of a question's type and class. */
+/* RP_NET_QTYPE_QCLASS_LEN is the length of a question's type and class
+   (the runtime reads and builds DNS only through the codec, dns.h; this
+   sizes the buffer of a truncated answer). */
 #define RP_NET_QTYPE_QCLASS_LEN 4
 
 /* Shared between the runtime's modules (net.c, sendq.c, listen.c,

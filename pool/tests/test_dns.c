@@ -1079,6 +1079,83 @@ static void test_dns_txt_room_sweep(void **state) {
   }
 }
 
+/* The brief parse keeps the OPT record's UDP size (0 without one). */
+static void test_dns_brief_edns_size(void **state) {
+  uint8_t buf[512];
+  rp_dns_name n;
+  rp_dns_brief b;
+  rp_ssize len;
+  (void)state;
+  assert_int_equal(rp_dns_name_from_text(&n, "size.example"), 0);
+  len = rp_dns_build_query(buf, sizeof(buf), 9, &n, RP_DNS_TYPE_TXT, 1232);
+  assert_true(len > 0);
+  assert_int_equal(rp_dns_parse_brief(&b, buf, (size_t)len), 0);
+  assert_int_equal(b.edns_udp_size, 1232);
+  len = rp_dns_build_query(buf, sizeof(buf), 9, &n, RP_DNS_TYPE_TXT, 0);
+  assert_int_equal(rp_dns_parse_brief(&b, buf, (size_t)len), 0);
+  assert_int_equal(b.edns_udp_size, 0);
+}
+
+/* A truncated copy: header with TC, the question, no records. */
+static void test_dns_build_truncated(void **state) {
+  uint8_t q[512], a[1024], out[512];
+  rp_dns_name n;
+  rp_dns_msg qm, m;
+  rp_ssize qlen, alen, len;
+  static const uint8_t payload[600] = {7};
+  (void)state;
+  assert_int_equal(rp_dns_name_from_text(&n, "TrUnC.example"), 0);
+  qlen = rp_dns_build_query(q, sizeof(q), 0x4321, &n, RP_DNS_TYPE_TXT, 1232);
+  assert_int_equal(rp_dns_parse(&qm, q, (size_t)qlen), 0);
+  alen = rp_dns_build_txt_answer(a, sizeof(a), &qm, 0, payload,
+                                 sizeof(payload));
+  assert_true(alen > 512);
+  len = rp_dns_build_truncated(out, sizeof(out), a, (size_t)alen);
+  assert_true(len > RP_DNS_HEADER_LEN && len < 512);
+  assert_int_equal(rp_dns_parse(&m, out, (size_t)len), 0);
+  assert_int_equal(m.hdr.id, 0x4321);
+  assert_true(rp_dns_is_truncated(out));
+  assert_true(rp_dns_is_response(out));
+  assert_int_equal(m.hdr.qdcount, 1);
+  assert_int_equal(m.hdr.ancount + m.hdr.nscount + m.hdr.arcount, 0);
+  /* The question as it came, case included. */
+  assert_true(rp_dns_name_equal(&m.question.name, &n));
+  /* A question that does not read: the header alone. */
+  a[RP_DNS_HEADER_LEN] = 63;
+  len = rp_dns_build_truncated(out, sizeof(out), a, RP_DNS_HEADER_LEN + 3);
+  assert_int_equal(len, RP_DNS_HEADER_LEN);
+  assert_int_equal(out[5], 0);
+  assert_int_equal(rp_dns_build_truncated(out, sizeof(out), a, 11),
+                   RP_ERR_MALFORMED);
+  assert_int_equal(rp_dns_build_truncated(out, 11, a, (size_t)alen),
+                   RP_ERR_NOBUF);
+}
+
+/* The check's verdict on a reply, from its header. */
+static void test_dns_check_reply(void **state) {
+  uint8_t q[512], r[512];
+  rp_dns_name n;
+  rp_ssize qlen, rlen;
+  (void)state;
+  assert_int_equal(rp_dns_name_from_text(&n, "example.com"), 0);
+  qlen = rp_dns_build_query(q, sizeof(q), 77, &n, RP_DNS_TYPE_A, 0);
+  assert_true(qlen > 0);
+  /* The query itself (QR clear), another ID, too short: not a reply. */
+  assert_int_equal(rp_dns_check_reply(q, (size_t)qlen, 77), RP_DNS_REPLY_OTHER);
+  rlen = rp_dns_build_error(r, sizeof(r), q, (size_t)qlen, RP_DNS_RCODE_NXDOMAIN);
+  assert_int_equal(rp_dns_check_reply(r, (size_t)rlen, 78), RP_DNS_REPLY_OTHER);
+  assert_int_equal(rp_dns_check_reply(r, 11, 77), RP_DNS_REPLY_OTHER);
+  assert_int_equal(rp_dns_check_reply(r, (size_t)rlen, 77), RP_DNS_REPLY_WORKS);
+  rlen = rp_dns_build_error(r, sizeof(r), q, (size_t)qlen, RP_DNS_RCODE_NOERROR);
+  assert_int_equal(rp_dns_check_reply(r, (size_t)rlen, 77), RP_DNS_REPLY_WORKS);
+  rlen = rp_dns_build_error(r, sizeof(r), q, (size_t)qlen, RP_DNS_RCODE_REFUSED);
+  assert_int_equal(rp_dns_check_reply(r, (size_t)rlen, 77),
+                   RP_DNS_REPLY_REFUSED);
+  rlen = rp_dns_build_error(r, sizeof(r), q, (size_t)qlen, RP_DNS_RCODE_SERVFAIL);
+  assert_int_equal(rp_dns_check_reply(r, (size_t)rlen, 77),
+                   RP_DNS_REPLY_BAD_RCODE);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dns_cursor_bounds),
@@ -1102,6 +1179,9 @@ int main(void) {
       cmocka_unit_test(test_dns_build_txt_answer),
       cmocka_unit_test(test_dns_txt_room),
       cmocka_unit_test(test_dns_txt_room_sweep),
+      cmocka_unit_test(test_dns_brief_edns_size),
+      cmocka_unit_test(test_dns_build_truncated),
+      cmocka_unit_test(test_dns_check_reply),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
