@@ -2,7 +2,7 @@
 # libraries of the runtime and its core with their public headers, a
 # pkg-config file and a CMake package (respool::respool), the man page and
 # a systemd unit. The headers: respool.h (the core), respool_net.h (the
-# libuv runtime) and config.h (the smart_pool configuration it takes).
+# libuv runtime) and respool_config.h (the smart_pool configuration it takes).
 include(GNUInstallDirs)
 
 install(TARGETS respool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -11,7 +11,7 @@ install(TARGETS rp_net rp_tcpframe rp_disc rp_config rp_core rp_dns
 install(FILES
   ${PROJECT_SOURCE_DIR}/pool/include/respool.h
   ${PROJECT_SOURCE_DIR}/pool/include/respool_net.h
-  ${PROJECT_SOURCE_DIR}/pool/net/config.h
+  ${PROJECT_SOURCE_DIR}/pool/include/respool_config.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/respool)
 
 configure_file(${PROJECT_SOURCE_DIR}/cmake/respool.pc.in

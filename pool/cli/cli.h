@@ -8,7 +8,7 @@
 #define RP_CLI_H
 
 #include "respool_net.h"
-#include "config.h"
+#include "respool_config.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@
 #define RP_DISC_H
 
 #include "respool.h"
-#include "config.h"
+#include "respool_config.h"
 
 #include <sys/socket.h>
 #include <uv.h>

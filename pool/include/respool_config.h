@@ -1,5 +1,7 @@
 /*
- * config.h: the pool's configuration (prefix rp_config_).
+ * respool_config.h: the pool's configuration (prefix rp_config_), part
+ * of the public API (rp_net_options.config takes one; pool/net/config*.c
+ * implement it).
  *
  * This module owns reading the smart_pool object of DESIGN.md section 4
  * from JSON (cJSON) and the resolver URLs of the command line. The result
@@ -14,8 +16,8 @@
  * to the tunnel, are ignored). Every error names the source (file name),
  * the field path and the bad value.
  */
-#ifndef RP_CONFIG_H
-#define RP_CONFIG_H
+#ifndef RESPOOL_CONFIG_H
+#define RESPOOL_CONFIG_H
 
 #include "respool.h"
 
@@ -268,4 +270,4 @@ const char *rp_config_kind_str(rp_kind kind);
 /* rp_config_balance_str returns the config name of |balance|. */
 const char *rp_config_balance_str(rp_balance balance);
 
-#endif /* RP_CONFIG_H */
+#endif /* RESPOOL_CONFIG_H */

@@ -9,7 +9,7 @@
  * rp_net_pool_stop closes everything, saves the scores and calls back
  * once the last handle is closed.
  *
- * The configuration object (rp_config, parsed by pool/net/config.h) is
+ * The configuration object (rp_config, respool_config.h; parsed by pool/net/config.c) is
  * read at start and not kept: the caller may free it once
  * rp_net_pool_start returns.
  *
@@ -35,7 +35,7 @@
 #define RESPOOL_NET_H
 
 #include "respool.h"
-#include "config.h"
+#include "respool_config.h"
 
 #include <sys/socket.h>
 #include <uv.h>

@@ -10,7 +10,7 @@
  * - Errors are formatted as "<source>: <path>: <reason> (<value>)", for
  *   instance "pool.json: smart_pool.resolvers[2]: bad address (1.2.3)".
  */
-#include "config.h"
+#include "respool_config.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>

@@ -1,9 +1,9 @@
 /*
  * config_list.c: the resolver list of a configuration beyond one URL: a
  * list file (one URL a line) and merging resolvers listed twice (see
- * config.h).
+ * respool_config.h).
  */
-#include "config.h"
+#include "respool_config.h"
 
 #include <errno.h>
 #include <stdio.h>

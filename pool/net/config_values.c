@@ -1,5 +1,5 @@
 /*
- * config_values.c: the value parsers of config.h: durations, kinds,
+ * config_values.c: the value parsers of respool_config.h: durations, kinds,
  * resolver URLs and listen addresses.
  *
  * IMPLEMENTATION NOTES
@@ -7,7 +7,7 @@
  *   first needs DNS to find its resolvers would depend on itself. DoT and
  *   DoH may name a host; resolving it is the transport's job.
  */
-#include "config.h"
+#include "respool_config.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>

@@ -6,6 +6,10 @@ rp_add_test(unit scores SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scores.c
   LIBS rp_config)
 rp_add_test(unit tcpframe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tcpframe.c
   LIBS rp_tcpframe)
+# Module tests of pool/net's internal headers (scores.h, tcpframe.h).
+foreach(t scores tcpframe)
+  target_include_directories(test_${t} PRIVATE ${PROJECT_SOURCE_DIR}/pool/net)
+endforeach()
 
 # The runtime links the core; until the core target exists these wait.
 if(TARGET rp_net)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "config.h"
+#include "respool_config.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

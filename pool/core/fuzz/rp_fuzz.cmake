@@ -60,5 +60,11 @@ function(rp_add_fuzzer name)
       SOURCES ${F_SOURCES} ${PROJECT_SOURCE_DIR}/pool/dns/fuzz/replay_main.c
       LIBS ${F_LIBS}
       ARGS ${F_CORPUS})
+    # A harness may reach its module's internal headers, as the fuzz
+    # build above does.
+    foreach(lib ${F_LIBS})
+      target_include_directories(test_${name}_fuzz_replay PRIVATE
+        $<TARGET_PROPERTY:${lib},INCLUDE_DIRECTORIES>)
+    endforeach()
   endif()
 endfunction()

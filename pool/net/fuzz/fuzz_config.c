@@ -6,7 +6,7 @@
  * rp_config_parse_json as it is, without a NUL. Then:
  * - the result is checked: 0 or RP_ERR_CONFIG, and then an error message
  *   that names the source; after success, every parsed value within the
- *   range config.h and docs/config.md give, every resolver consistent
+ *   range respool_config.h and docs/config.md give, every resolver consistent
  *   (strings ended inside their arrays, an address for UDP and TCP, a
  *   path for DoH), every tuning assignment accepted by rp_settings_set
  *   (a refused text may leave part of it in the config, which the caller
@@ -28,7 +28,7 @@
  * was stored as 0 ns (a zero the docs refuse) until this target found it;
  * its reproducer is crash-tiny-duration.json in the seed corpus.
  */
-#include "config.h"
+#include "respool_config.h"
 #include "respool.h"
 
 #define FUZZ_NAME "fuzz_config.c"
@@ -304,7 +304,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     FUZZ_CHECK(err[0] == '\0', "success with error \"%s\"", err);
   }
-  /* A refused text may leave part of it in |cfg| (config.h), which the
+  /* A refused text may leave part of it in |cfg| (respool_config.h), which the
      caller drops: only success is checked for values. */
   if (rv == 0) {
     fuzz_check_config(&cfg);

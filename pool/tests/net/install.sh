@@ -12,7 +12,7 @@ P="$WORK/prefix"
 cmake --install "$RP_BUILD_DIR" --prefix "$P" >"$WORK/install.log" 2>&1 ||
   fail "cmake --install: $(tail -5 "$WORK/install.log")"
 for f in bin/respool include/respool/respool.h include/respool/respool_net.h \
-  include/respool/config.h share/man/man1/respool.1; do
+  include/respool/respool_config.h share/man/man1/respool.1; do
   [ -e "$P/$f" ] || fail "not installed: $f"
 done
 PC=$(dirname "$(find "$P" -name respool.pc | head -1)")
