@@ -62,14 +62,14 @@ int rp_net_pool_query(rp_net_pool *np, const uint8_t *q, size_t len,
                       uint64_t token, rp_tstamp now) {
   rp_client client = {.id = token};
   rp_net_client_addr ca = {.kind = RP_NET_CLIENT_DIRECT};
-  uint64_t malformed = np->counters.dropped_malformed;
   if (np->direct_cb == NULL || np->stopping) {
     return RP_ERR_INVALID_ARGUMENT;
   }
   rp_net_client_save(&client, &ca);
   ++np->counters.direct_queries;
-  rp_net_submit(np, q, len, &client, now);
-  return np->counters.dropped_malformed != malformed ? RP_ERR_MALFORMED : 0;
+  return rp_net_submit(np, q, len, &client, now) == RP_ERR_MALFORMED
+             ? RP_ERR_MALFORMED
+             : 0;
 }
 
 void rp_net_direct_queue(rp_net_pool *np, uint64_t token, const uint8_t *data,

@@ -45,8 +45,8 @@ static uint16_t net_client_udpsize(const uint8_t *q, size_t len) {
   return b.edns_udp_size;
 }
 
-void rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
-                   const rp_client *client, rp_tstamp now) {
+int rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
+                  const rp_client *client, rp_tstamp now) {
   int rv;
   np->now = now;
   ++np->in_core;
@@ -58,6 +58,7 @@ void rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
     rp_net_core_result(np, rv, "submit");
   }
   rp_net_flush(np, now);
+  return rv;
 }
 
 static void net_lis_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {

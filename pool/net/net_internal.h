@@ -590,9 +590,9 @@ void rp_net_core_result(rp_net_pool *np, int rv, const char *what);
 void rp_net_cb_rand(uint8_t *dest, size_t len, void *user_data);
 
 /* rp_net_submit hands a client's query to the core at |now| and flushes
-   (listen.c). */
-void rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
-                   const rp_client *client, rp_tstamp now);
+   (listen.c). Returns the core's result (RP_ERR_MALFORMED counted). */
+int rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
+                  const rp_client *client, rp_tstamp now);
 
 /* rp_net_direct_queue queues an answer for in-process client |token|
    (from inside the core's deliver); rp_net_direct_drain hands the
