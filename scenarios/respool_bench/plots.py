@@ -13,6 +13,15 @@ import subprocess
 import timeline
 from respool_bench.results import median_kbps
 
+# The lines every bar plot ends with: grid, key, labels, tab data.
+GNUPLOT_TAIL = """set grid ytics
+set key outside right top vertical
+set xtics rotate by -25 scale 0
+set datafile missing "?"
+set datafile separator "\\t"
+plot {plots}
+"""
+
 GNUPLOT_BARS = """set terminal pngcairo size {w},600 noenhanced font ",10"
 set output "{out}"
 set title "{title}"
@@ -23,31 +32,14 @@ set boxwidth 0.9
 set logscale y
 set yrange [{ylo}:{yhi}]
 set ylabel "download kbps (median, log scale)"
-set grid ytics
-set key outside right top vertical
-set xtics rotate by -25 scale 0
-set datafile missing "?"
-set datafile separator "\\t"
-plot {plots}
-"""
+""" + GNUPLOT_TAIL
 
-
-GNUPLOT_SHARES = """set terminal pngcairo size 900,480 noenhanced font ",10"
-set output "{out}"
-set title "{title}"
-set style data histograms
-set style histogram rowstacked
-set style fill solid 0.85 border -1
-set boxwidth 0.7
-set yrange [0:100]
-set ylabel "share of the queries (%)"
-set grid ytics
-set key outside right top vertical
-set xtics rotate by -25 scale 0
-set datafile missing "?"
-set datafile separator "\\t"
-plot {plots}
-"""
+# Stacked bars of shares; the head is the bars' but for the lines below.
+GNUPLOT_SHARES = GNUPLOT_BARS.replace("{w},600", "900,480").replace(
+    "clustered gap 1", "rowstacked").replace("0.9\n", "0.7\n").replace(
+    "set logscale y\nset yrange [{ylo}:{yhi}]\n"
+    "set ylabel \"download kbps (median, log scale)\"",
+    "set yrange [0:100]\nset ylabel \"share of the queries (%)\"")
 
 
 def gnuplot_fallback_terminal(script):

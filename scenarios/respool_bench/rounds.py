@@ -93,7 +93,8 @@ def run_rounds(res, setups, cdefs, rounds, quick, one_round, limit_of, log):
     progress = Progress(total, log)
     interrupted = False
     log("%d setup(s) x %d column(s) x %d round(s) = %d runs%s" % (
-        len(setups), len(runnable), rounds, total, " (QUICK)" if quick else ""))
+        len(setups), len(runnable), rounds, total,
+        " (QUICK)" if quick else ""))
     for sig in SIGNALS:
         signal.signal(sig, on_signal)
     try:
