@@ -21,7 +21,6 @@ Usage: test_real_tunnels.py [BUILD_DIR] [CASE...]
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+from respool_bench.procs import free_port, stop_proc  # noqa: E402
+
 MEASURE = os.path.join(ROOT, "scenarios", "tools", "tcp_measure.py")
 KIB256 = 262144
 DOMAIN = "t.example"
@@ -80,25 +82,8 @@ class Procs:
 
     def stop(self):
         for p in reversed(self.live):
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                    p.wait(timeout=3)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    try:
-                        os.killpg(p.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+            stop_proc(p)
         self.live = []
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def run_cell(build, rt, tunnel, specs, via, limit):
@@ -108,7 +93,9 @@ def run_cell(build, rt, tunnel, specs, via, limit):
     wd = tempfile.mkdtemp(prefix="rp-real-")
     ps = Procs(wd)
     try:
-        sport, aux, cport = free_port(), free_port(), free_port()
+        taken = set()  # three different ports
+        sport, aux, cport = (free_port(taken), free_port(taken),
+                             free_port(taken))
         if tunnel == "dnstt":
             srv = [os.path.join(rt, "bin", "dnstt-server"), "-udp",
                    "127.0.0.1:%d" % sport, "-privkey-file",

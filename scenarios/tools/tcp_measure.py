@@ -33,6 +33,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from respool_bench.procs import stop_proc  # noqa: E402
+
 PATTERN = bytes(range(256)) * 64  # 16 KiB, repeated
 
 
@@ -51,20 +54,8 @@ def start_child(cmd):
 
 
 def stop_child(p):
-    if p.poll() is None:
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-            p.wait(timeout=3)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(timeout=3)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    """SIGTERM to the child's process group, SIGKILL after 3 s."""
+    stop_proc(p, grace=3.0)
 
 
 STOP = threading.Event()
