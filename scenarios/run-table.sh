@@ -4,7 +4,8 @@
 #                          [--out DIR] [--build DIR] [--list] [--help]
 #   env QUICK=1 (one round, short transfers, PASS/FAIL checks), ROUNDS=N,
 #   RP_BUILD_DIR (build dir when --build is not given; default $ROOT/build).
-# The work is done by scenarios/runner.py (Python 3 standard library).
+# The work is done by scenarios/runner.py and its package
+# scenarios/respool_bench/ (Python 3 standard library).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$HERE")"
