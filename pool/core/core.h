@@ -403,7 +403,13 @@ static inline int rp_res_overflow_room(const rp_res *r) {
   return (uint64_t)(r->inflight - r->stale) < r->replies + 1;
 }
 
-/* --- pool.c helpers used by select.c --- */
+/* rp_pool_res returns the resolver in |slot|, or NULL (free or out of
+   range). */
+static inline rp_res *rp_pool_res(const rp_pool *pool, uint32_t slot) {
+  return slot < pool->res_cap ? pool->res[slot] : NULL;
+}
+
+/* --- pool.c helpers used by the other modules --- */
 
 /* rp_pool_timer_set arms |t| at |at| (RP_TSTAMP_UNSET disarms). */
 void rp_pool_timer_set(rp_pool *pool, rp_timer *t, rp_tstamp at);
