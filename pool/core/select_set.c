@@ -397,3 +397,37 @@ void rp_select_refresh(rp_pool *pool, rp_res *r, rp_tstamp now) {
 
 /* ---------------------------------------------------------------- */
 /* Auto                                                               */
+
+void rp_select_fw_resize(rp_pool *pool, uint64_t *nfw, rp_res *const *nres,
+                         size_t ncap) {
+  size_t i, j;
+
+  /* Rebuild the Fenwick tree for the new size. */
+  for (i = 0; i < ncap; ++i) {
+    uint64_t w = i < pool->res_cap && nres[i] ? nres[i]->fw_weight : 0;
+
+    for (j = i + 1; j <= ncap && w; j += j & (~j + 1)) {
+      nfw[j] += w;
+    }
+  }
+  pool->mem.free(pool->fw, pool->mem.user_data);
+  pool->fw = nfw;
+}
+
+void rp_select_used(rp_pool *pool, rp_res *r, rp_tstamp now) {
+  r->last_used = now;
+  r->use_seq = ++pool->use_seq;
+  if (rp_pq_entry_queued(&r->e_lru)) {
+    rp_pq_update(rp_select_lru_heap(pool, r), &r->e_lru);
+  }
+  if (rp_pq_entry_queued(&r->e_strat)) {
+    rp_pq_update(&pool->strat, &r->e_strat);
+  }
+}
+
+void rp_select_past_cap_used(rp_pool *pool, rp_res *r) {
+  if (rp_pq_entry_queued(&r->e_pastcap)) {
+    r->pastcap_at = rp_ratelim_past_cap_at(&r->rl, &pool->set);
+    rp_pq_update(&pool->pastcap, &r->e_pastcap);
+  }
+}

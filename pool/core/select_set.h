@@ -68,6 +68,23 @@ int rp_select_has_open(const rp_query *q, uint32_t slot);
 /* rp_select_fw_set sets the weighted strategy's weight of |r|. */
 void rp_select_fw_set(rp_pool *pool, rp_res *r, uint64_t weight);
 
+/* rp_select_fw_resize builds in |nfw| (|ncap| + 1 zeroed counters) the
+   Fenwick tree of the weights of the resolvers of |nres| (|ncap| slots,
+   the array replacing pool->res, its first pool->res_cap the old ones),
+   frees the old tree and takes |nfw| in its place (res.c, growing the
+   resolver array). */
+void rp_select_fw_resize(rp_pool *pool, uint64_t *nfw, rp_res *const *nres,
+                         size_t ncap);
+
+/* rp_select_used moves |r| to the back of the LRU orders (its set's
+   heap, the strategy heap) after a send at |now|. */
+void rp_select_used(rp_pool *pool, rp_res *r, rp_tstamp now);
+
+/* rp_select_past_cap_used moves |r|, in the token wait, to its next
+   time for a send past its cap after one (its rate limit counted the
+   send). */
+void rp_select_past_cap_used(rp_pool *pool, rp_res *r);
+
 /* Heap orders. */
 int rp_select_less_lru(const rp_pq_entry *a, const rp_pq_entry *b);
 int rp_select_less_cost(const rp_pq_entry *a, const rp_pq_entry *b);
