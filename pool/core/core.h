@@ -324,7 +324,7 @@ struct rp_pool {
   rp_list free_q;
   rp_list live_q;
   /* waits holds the queries waiting for capacity, those with the
-     longest question name first (pool_less_wait). */
+     longest question name first (rp_wait_less). */
   rp_pq waits;
   size_t ninflight;
   /* nlinger counts the queries in flight that linger (rp_query.linger):

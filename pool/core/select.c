@@ -331,8 +331,8 @@ uint32_t rp_select_hedge(rp_pool *pool, rp_query *q, uint32_t first,
   }
   if (found == RP_CORE_NONE && rp_pq_top(&pool->cost) == NULL) {
     /* Nothing answered yet: one never tried may be the live one. Once
-       one answered, a hedge waits for its room instead (pool.c,
-       pool_hedge_later). */
+       one answered, a hedge waits for its room instead (query.c,
+       query_hedge_later). */
     found = select_fresh(pool, q, now);
   }
   if (found != RP_CORE_NONE) {
