@@ -1,6 +1,9 @@
 /*
  * core.h: internal structures of the pool core, shared by its modules
- * (pool.c, select.c, settings.c). Not public API.
+ * (pool.c and the modules it is split into: query.c, try.c, fanout.c,
+ * res.c, down.c, wait.c, answer.c, stats.c; select.c, select_set.c,
+ * settings.c), and the helpers they all use (logging, random draws,
+ * timers). Not public API.
  *
  * Ownership: the pool owns every rp_res (one allocation each, at
  * rp_pool_add_resolver), the query table (one allocation of
@@ -41,6 +44,10 @@
 #define RP_CORE_NAME_LEN 48
 /* RP_CORE_NONE is "no resolver". */
 #define RP_CORE_NONE UINT32_MAX
+/* RP_CORE_NS_PER_MS converts ns to ms in logs. */
+#define RP_CORE_NS_PER_MS 1e6
+/* RP_CORE_NS_PER_S converts ns to s in logs. */
+#define RP_CORE_NS_PER_S 1e9
 
 /* Kinds of a try. */
 typedef enum rp_try_kind {
@@ -317,7 +324,7 @@ struct rp_pool {
   rp_list free_q;
   rp_list live_q;
   /* waits holds the queries waiting for capacity, those with the
-     longest question name first (pool_less_wait). */
+     longest question name first (rp_wait_less). */
   rp_pq waits;
   size_t ninflight;
   /* nlinger counts the queries in flight that linger (rp_query.linger):
@@ -403,13 +410,62 @@ static inline int rp_res_overflow_room(const rp_res *r) {
   return (uint64_t)(r->inflight - r->stale) < r->replies + 1;
 }
 
-/* --- pool.c helpers used by select.c --- */
+/* rp_pool_res returns the resolver in |slot|, or NULL (free or out of
+   range). */
+static inline rp_res *rp_pool_res(const rp_pool *pool, uint32_t slot) {
+  return slot < pool->res_cap ? pool->res[slot] : NULL;
+}
+
+/* --- pool.c helpers used by the other modules --- */
+
+/* rp_tstamp_min returns the earlier of |a| and |b|. */
+static inline rp_tstamp rp_tstamp_min(rp_tstamp a, rp_tstamp b) {
+  return a < b ? a : b;
+}
+
+/* rp_pool_log_on reports whether a line of |level| and |category| would
+   be logged; rp_pool_log checks it before anything is formatted or even
+   passed (several debug lines lie on the path of every query). */
+static inline int rp_pool_log_on(const rp_pool *pool, rp_log_level level,
+                                 uint32_t category) {
+  return pool->cb.log != NULL && level <= pool->set.log_level &&
+         (category & pool->set.log_categories) != 0;
+}
+
+/* rp_pool_log logs one line (|now|, then the printf-style rest) through
+   settings.log when rp_pool_log_on says it would be logged. */
+#define rp_pool_log(pool, level, category, ...)                              \
+  do {                                                                       \
+    if (rp_pool_log_on((pool), (level), (category))) {                       \
+      rp_pool_log_emit((pool), (level), (category), __VA_ARGS__);            \
+    }                                                                        \
+  } while (0)
+
+/* rp_pool_log_emit formats "t=<now in s> " and |fmt| into one line of
+   at most POOL_LOG_LINE bytes (a longer one is cut) and hands it to
+   callbacks.log. Call it through rp_pool_log. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+void rp_pool_log_emit(const rp_pool *pool, rp_log_level level,
+                      uint32_t category, rp_tstamp now, const char *fmt, ...);
 
 /* rp_pool_timer_set arms |t| at |at| (RP_TSTAMP_UNSET disarms). */
 void rp_pool_timer_set(rp_pool *pool, rp_timer *t, rp_tstamp at);
 
 /* rp_pool_rand32 draws 32 random bits from callbacks.rand. */
 uint32_t rp_pool_rand32(rp_pool *pool);
+
+/* rp_pool_rand64 draws 64 random bits in one call of callbacks.rand. */
+uint64_t rp_pool_rand64(rp_pool *pool);
+
+/* rp_pool_rand16 draws 16 random bits in one call of callbacks.rand. */
+uint16_t rp_pool_rand16(rp_pool *pool);
+
+/* rp_pool_case_active returns 1 if new client queries may go with 0x20
+   names: settings.case_randomize, and under kind auto only once the
+   verdict is in (settings for dnstt and masterdns have it off). */
+int rp_pool_case_active(const rp_pool *pool);
 
 /* --- settings.c --- */
 

@@ -427,116 +427,122 @@ static int ratelim_early_loss(const rp_settings *set, uint64_t ndrops,
   }
 }
 
-int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
-                       rp_tstamp sent_at, int overtaken, rp_tstamp now,
-                       uint32_t *pnloss) {
+/* ratelim_episode_drop judges a drop of a try sent at |sent_at| in an
+   episode: counted to the level it was sent under, and when a lower cap
+   did not lower the share of drops, the episode is undone as random
+   loss (|*pnloss| the episode's drops). Returns 1 when undone. */
+static int ratelim_episode_drop(rp_ratelim *rl, const rp_settings *set,
+                                rp_tstamp sent_at, rp_tstamp now,
+                                uint32_t *pnloss) {
   rp_duration window = set->rate_window;
-  uint64_t span, last = 0, first = 0, ndrops = 0, nanswers = 0;
-  int changed = 0, episode;
-  double rate, sat;
-  rp_duration slot;
 
-  *pnloss = 1;
-  if (!overtaken) {
-    /* Nothing sent after it came back: a held poll that was never
-       answered, or a resolver that answers nothing. No sign of a rate
-       limit: the loss is counted, the cap left alone. */
-    return 0;
-  }
-  ratelim_advance(rl, now);
-  ++rl->dbuckets[rl->bucket_no % RP_RATELIM_NBUCKETS];
-  if (!rp_ratelim_drop_may_be_rate(rl, now)) {
-    /* It loses at random, as an episode showed: loss, no cap. */
-    return 0;
-  }
-  *pnloss = 0;
-  if (rl->exp_at != RP_TSTAMP_UNSET) {
-    ++rl->exp_drops;
-  }
-  ++rl->pending;
-  rl->last_drop = now;
-  rl->last_trouble = now;
-  if (rl->exp_at != RP_TSTAMP_UNSET) {
-    if (sent_at >= rl->lvl.at) {
-      ratelim_level_drop(&rl->lvl, sent_at);
-      /* The first cap is judged against the time before the episode
-         only when that had twice the drops, the resolver had been in use
-         verdict_min_use and no cap was lifted in the window: otherwise
-         the drops that go on under a first cap above the real rate, at a
-         lower share, look like random loss. Otherwise two caps are
-         compared. */
-      if ((rl->nlevels >= 2 ||
-           (rl->prev.drops >= 2 * set->loss_verdict_drops &&
-            rl->in_use_since != RP_TSTAMP_UNSET &&
-            rp_tstamp_elapsed(rl->in_use_since, set->verdict_min_use,
-                              rl->exp_at) &&
-            (rl->lifted_at == RP_TSTAMP_UNSET ||
-             rp_tstamp_elapsed(rl->lifted_at, window, rl->exp_at)))) &&
-          rl->lvl.drops >= set->loss_verdict_drops &&
-          rp_ratelim_share(&rl->lvl) >= set->random_min_share &&
-          rp_ratelim_share(&rl->lvl) >=
-              set->loss_verdict_ratio * rp_ratelim_share(&rl->prev)) {
-        /* A lower cap did not lower the share of drops: random loss.
-           The episode's drops count as loss, the cap goes back to what
-           it was before. */
-        *pnloss = rl->pending;
-        ratelim_episode_undo(rl, set, now);
-        rl->random_until = rp_tstamp_add(now, set->random_loss_hold);
-        return 1;
-      }
-    } else if (sent_at >= rl->prev.at) {
-      ratelim_level_drop(&rl->prev, sent_at);
+  if (sent_at >= rl->lvl.at) {
+    ratelim_level_drop(&rl->lvl, sent_at);
+    /* The first cap is judged against the time before the episode
+       only when that had twice the drops, the resolver had been in use
+       verdict_min_use and no cap was lifted in the window: otherwise
+       the drops that go on under a first cap above the real rate, at a
+       lower share, look like random loss. Otherwise two caps are
+       compared. */
+    if ((rl->nlevels >= 2 ||
+         (rl->prev.drops >= 2 * set->loss_verdict_drops &&
+          rl->in_use_since != RP_TSTAMP_UNSET &&
+          rp_tstamp_elapsed(rl->in_use_since, set->verdict_min_use,
+                            rl->exp_at) &&
+          (rl->lifted_at == RP_TSTAMP_UNSET ||
+           rp_tstamp_elapsed(rl->lifted_at, window, rl->exp_at)))) &&
+        rl->lvl.drops >= set->loss_verdict_drops &&
+        rp_ratelim_share(&rl->lvl) >= set->random_min_share &&
+        rp_ratelim_share(&rl->lvl) >=
+            set->loss_verdict_ratio * rp_ratelim_share(&rl->prev)) {
+      /* A lower cap did not lower the share of drops: random loss.
+         The episode's drops count as loss, the cap goes back to what
+         it was before. */
+      *pnloss = rl->pending;
+      ratelim_episode_undo(rl, set, now);
+      rl->random_until = rp_tstamp_add(now, set->random_loss_hold);
+      return 1;
     }
-  } else {
-    /* No episode yet: it takes loss_verdict_drops drops in the rate
-       window, drop_min_share of its tries, spread over drop_min_spread
-       of its 100 ms buckets, to start one. A drop now and then is not
-       worth a cap, the share before the cap needs that many to be
-       measured, a fast resolver that loses a few datagrams to full
-       socket buffers under a heavy load is not limited, and a burst of
-       queries that cannot be answered (MasterDnsVPN's MTU test asks for
-       answers too large for the path, 60 at once) is no rate. */
-    if (window > (RP_RATELIM_NBUCKETS - 2) * RP_RATELIM_BUCKET) {
-      window = (RP_RATELIM_NBUCKETS - 2) * RP_RATELIM_BUCKET;
-    }
-    span = window / RP_RATELIM_BUCKET;
-    last = rl->bucket_no;
-    first = last > span ? last - span : 0;
-    ndrops = ratelim_sum_of(rl, rl->dbuckets, first, last);
-    nanswers = ratelim_sum(rl, first, last);
-    episode = ndrops >= set->loss_verdict_drops &&
-              ratelim_drops_reach(ndrops, nanswers, set->drop_min_share) &&
-              ratelim_spread(rl, first, last) >= set->drop_min_spread;
-    if (!episode && rl->cap <= 0.0 &&
-        ratelim_early_loss(set, ndrops, nanswers)) {
-      /* No episode (yet), too many drops to ignore: loss now, so that
-         the band's loss bound sees it while an episode would still be
-         gathering drops (a random loser kept its share meanwhile, a
-         dropping rate limit its flood). An episode that starts later
-         counts only its own drops. */
-      --rl->pending;
-      *pnloss = 1;
-      return 0;
-    }
-    if (!episode) {
-      return 0;
-    }
+  } else if (sent_at >= rl->prev.at) {
+    ratelim_level_drop(&rl->prev, sent_at);
   }
+  return 0;
+}
+
+/* ratelim_drop_window returns the rate window a drop is judged over
+   before an episode: rate_window, at most the buckets kept. */
+static rp_duration ratelim_drop_window(const rp_settings *set) {
+  rp_duration window = set->rate_window;
+
+  if (window > (RP_RATELIM_NBUCKETS - 2) * RP_RATELIM_BUCKET) {
+    window = (RP_RATELIM_NBUCKETS - 2) * RP_RATELIM_BUCKET;
+  }
+  return window;
+}
+
+/* ratelim_episode_due returns 1 if the drops of the rate window (their
+   number in |*pndrops|, the answers' in |*pnanswers|) start an episode;
+   0 if not, after counting a drop too many to ignore as loss now
+   (|*pnloss| 1). */
+static int ratelim_episode_due(rp_ratelim *rl, const rp_settings *set,
+                               uint64_t *pndrops, uint64_t *pnanswers,
+                               uint32_t *pnloss) {
+  uint64_t span, last, first, ndrops, nanswers;
+  int episode;
+
+  /* No episode yet: it takes loss_verdict_drops drops in the rate
+     window, drop_min_share of its tries, spread over drop_min_spread
+     of its 100 ms buckets, to start one. A drop now and then is not
+     worth a cap, the share before the cap needs that many to be
+     measured, a fast resolver that loses a few datagrams to full
+     socket buffers under a heavy load is not limited, and a burst of
+     queries that cannot be answered (MasterDnsVPN's MTU test asks for
+     answers too large for the path, 60 at once) is no rate. */
+  span = ratelim_drop_window(set) / RP_RATELIM_BUCKET;
+  last = rl->bucket_no;
+  first = last > span ? last - span : 0;
+  ndrops = ratelim_sum_of(rl, rl->dbuckets, first, last);
+  nanswers = ratelim_sum(rl, first, last);
+  *pndrops = ndrops;
+  *pnanswers = nanswers;
+  episode = ndrops >= set->loss_verdict_drops &&
+            ratelim_drops_reach(ndrops, nanswers, set->drop_min_share) &&
+            ratelim_spread(rl, first, last) >= set->drop_min_spread;
+  if (!episode && rl->cap <= 0.0 && ratelim_early_loss(set, ndrops, nanswers)) {
+    /* No episode (yet), too many drops to ignore: loss now, so that
+       the band's loss bound sees it while an episode would still be
+       gathering drops (a random loser kept its share meanwhile, a
+       dropping rate limit its flood). An episode that starts later
+       counts only its own drops. */
+    --rl->pending;
+    *pnloss = 1;
+  }
+  return episode;
+}
+
+/* ratelim_may_cap returns 1 if a drop of a try sent at |sent_at| may
+   lower the cap at |now|. */
+static int ratelim_may_cap(rp_ratelim *rl, const rp_settings *set,
+                           rp_tstamp sent_at, rp_tstamp now) {
   if (rl->exp_at != RP_TSTAMP_UNSET) {
     /* In an episode: a cap that has had drops enough and tries enough
        under it is judged without waiting out the grace (its tries are
        counted apart from those sent before it). */
-    if (sent_at < rl->lvl.at || rl->lvl.drops < set->loss_verdict_drops ||
-        (!ratelim_may_lower(rl, sent_at, now) &&
-         rl->lvl.answers + rl->lvl.drops < set->level_min_tries)) {
-      return 0;
-    }
-  } else if (!ratelim_may_lower(rl, sent_at, now)) {
-    /* In the grace. */
-    return 0;
+    return !(sent_at < rl->lvl.at || rl->lvl.drops < set->loss_verdict_drops ||
+             (!ratelim_may_lower(rl, sent_at, now) &&
+              rl->lvl.answers + rl->lvl.drops < set->level_min_tries));
   }
-  rate = rp_ratelim_rate(rl, set, now);
-  sat = ratelim_saturated_rate(rl, set);
+  /* Not in the grace. */
+  return ratelim_may_lower(rl, sent_at, now);
+}
+
+/* ratelim_drop_rate returns the rate a new cap is measured from at
+   |now|. */
+static double ratelim_drop_rate(rp_ratelim *rl, const rp_settings *set,
+                                rp_tstamp now) {
+  double rate = rp_ratelim_rate(rl, set, now);
+  double sat = ratelim_saturated_rate(rl, set);
+
   if (sat > rate) {
     /* It answered this fast while it dropped (sent more than it takes):
        its rate over the whole window counts the time it was sent less. */
@@ -547,6 +553,18 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
        show only how little the resolver was sent. */
     rate = set->assume_qps;
   }
+  return rate;
+}
+
+/* ratelim_lower_cap sets a new, lower cap level at |now| after a drop of
+   a try sent at |sent_at|, starting the episode when none is on (with
+   the rate window's |ndrops| and |nanswers|). */
+static void ratelim_lower_cap(rp_ratelim *rl, const rp_settings *set,
+                              rp_tstamp sent_at, uint64_t ndrops,
+                              uint64_t nanswers, rp_tstamp now) {
+  double rate = ratelim_drop_rate(rl, set, now);
+  rp_duration window = ratelim_drop_window(set), slot;
+
   if (rl->exp_at == RP_TSTAMP_UNSET) {
     /* The episode starts; the share before it is the rate window's (and
        that of tries sent in it whose fate comes later). */
@@ -570,8 +588,45 @@ int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
       .slot = slot > RP_RATELIM_MIN_SLOT ? slot : RP_RATELIM_MIN_SLOT};
   ++rl->nlevels;
   ratelim_set_cap(rl, set, set->cap_drop_factor * rate, now);
-  changed = 1;
-  return changed;
+}
+
+int rp_ratelim_on_drop(rp_ratelim *rl, const rp_settings *set,
+                       rp_tstamp sent_at, int overtaken, rp_tstamp now,
+                       uint32_t *pnloss) {
+  uint64_t ndrops = 0, nanswers = 0;
+
+  *pnloss = 1;
+  if (!overtaken) {
+    /* Nothing sent after it came back: a held poll that was never
+       answered, or a resolver that answers nothing. No sign of a rate
+       limit: the loss is counted, the cap left alone. */
+    return 0;
+  }
+  ratelim_advance(rl, now);
+  ++rl->dbuckets[rl->bucket_no % RP_RATELIM_NBUCKETS];
+  if (!rp_ratelim_drop_may_be_rate(rl, now)) {
+    /* It loses at random, as an episode showed: loss, no cap. */
+    return 0;
+  }
+  *pnloss = 0;
+  if (rl->exp_at != RP_TSTAMP_UNSET) {
+    ++rl->exp_drops;
+  }
+  ++rl->pending;
+  rl->last_drop = now;
+  rl->last_trouble = now;
+  if (rl->exp_at != RP_TSTAMP_UNSET) {
+    if (ratelim_episode_drop(rl, set, sent_at, now, pnloss)) {
+      return 1;
+    }
+  } else if (!ratelim_episode_due(rl, set, &ndrops, &nanswers, pnloss)) {
+    return 0;
+  }
+  if (!ratelim_may_cap(rl, set, sent_at, now)) {
+    return 0;
+  }
+  ratelim_lower_cap(rl, set, sent_at, ndrops, nanswers, now);
+  return 1;
 }
 
 int rp_ratelim_on_late(rp_ratelim *rl, const rp_settings *set,

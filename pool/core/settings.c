@@ -120,95 +120,126 @@
    off its fallback this long (case.h). */
 #define SETTINGS_CASE_PROOF_LIFE (60 * RP_SECONDS)
 
-void rp_settings_default(rp_settings *settings, rp_kind kind) {
-  memset(settings, 0, sizeof(*settings));
-  *settings = (rp_settings){
-      .load_balance = RP_BALANCE_AUTO,
-      .deadline = SETTINGS_DEADLINE,
-      .per_attempt = SETTINGS_PER_ATTEMPT,
-      .probe_interval = SETTINGS_PROBE_INTERVAL,
-      .down_after = SETTINGS_DOWN_AFTER,
-      .duplicate = SETTINGS_DUP_GENERIC,
-      .wait_for_token = 1,
-      .max_inflight = SETTINGS_MAX_INFLIGHT,
-      .max_resolvers = SETTINGS_MAX_RESOLVERS,
-      .log_level = RP_LOG_WARN,
-      .log_categories = RP_LOG_CAT_ALL,
+/* settings_default_basics sets the defaults of the main settings: strategy,
+   deadlines, sizes of the tables, logging. */
+static void settings_default_basics(rp_settings *s) {
+  s->load_balance = RP_BALANCE_AUTO;
+  s->deadline = SETTINGS_DEADLINE;
+  s->per_attempt = SETTINGS_PER_ATTEMPT;
+  s->probe_interval = SETTINGS_PROBE_INTERVAL;
+  s->down_after = SETTINGS_DOWN_AFTER;
+  s->duplicate = SETTINGS_DUP_GENERIC;
+  s->wait_for_token = 1;
+  s->max_inflight = SETTINGS_MAX_INFLIGHT;
+  s->max_resolvers = SETTINGS_MAX_RESOLVERS;
+  s->log_level = RP_LOG_WARN;
+  s->log_categories = RP_LOG_CAT_ALL;
+}
 
-      .latency_window = 10 * RP_SECONDS,
-      .band_ratio = 1.2,
-      .band_slack = 5 * RP_MILLISECONDS,
-      .band_loss = 0.02,
-      .loss_z = 1.96,
-      .loss_window = 10.0,
-      .probation_answers = 8,
-      .stale_caps = 0,
-      .probation_strict = 0,
-      .tc_stream_tries = 2,
-      .retry_left_out = 2 * RP_SECONDS,
+/* settings_default_choice sets the defaults of the choice: the band, loss,
+   probation, retries. */
+static void settings_default_choice(rp_settings *s) {
+  s->latency_window = 10 * RP_SECONDS;
+  s->band_ratio = 1.2;
+  s->band_slack = 5 * RP_MILLISECONDS;
+  s->band_loss = 0.02;
+  s->loss_z = 1.96;
+  s->loss_window = 10.0;
+  s->probation_answers = 8;
+  s->stale_caps = 0;
+  s->probation_strict = 0;
+  s->tc_stream_tries = 2;
+  s->retry_left_out = 2 * RP_SECONDS;
+}
 
-      .cap_refusal_factor = 1.2,
-      .cap_drop_factor = 0.9,
-      .cap_growth = 0.10,
-      .cap_lift_after = 3 * RP_SECONDS,
-      .rate_window = 3 * RP_SECONDS,
-      .overflow_grace = 1 * RP_SECONDS,
-      .quiet_spell = 3 * RP_SECONDS,
-      .quiet_max_step = 0.3,
-      .assume_answers = 10,
-      .assume_qps = 40.0,
-      .bucket_depth = 200 * RP_MILLISECONDS,
-      .token_wait = 300 * RP_MILLISECONDS,
-      .past_cap_interval = 100 * RP_MILLISECONDS,
-      .trouble_recent = 2 * RP_SECONDS,
-      .loss_verdict_drops = 5,
-      .loss_verdict_ratio = 0.5,
-      .random_loss_hold = 10 * RP_SECONDS,
-      .verdict_min_use = RP_SECONDS,
-      .drop_min_share = 0.05,
-      .drop_min_spread = 2,
-      .early_drop_loss = 2,
-      .random_min_share = 0.025,
-      .level_min_tries = 50,
+/* settings_default_caps sets the defaults of the rate limits: caps, their
+   windows and verdicts. */
+static void settings_default_caps(rp_settings *s) {
+  s->cap_refusal_factor = 1.2;
+  s->cap_drop_factor = 0.9;
+  s->cap_growth = 0.10;
+  s->cap_lift_after = 3 * RP_SECONDS;
+  s->rate_window = 3 * RP_SECONDS;
+  s->overflow_grace = 1 * RP_SECONDS;
+  s->quiet_spell = 3 * RP_SECONDS;
+  s->quiet_max_step = 0.3;
+  s->assume_answers = 10;
+  s->assume_qps = 40.0;
+  s->bucket_depth = 200 * RP_MILLISECONDS;
+  s->token_wait = 300 * RP_MILLISECONDS;
+  s->past_cap_interval = 100 * RP_MILLISECONDS;
+  s->trouble_recent = 2 * RP_SECONDS;
+  s->loss_verdict_drops = 5;
+  s->loss_verdict_ratio = 0.5;
+  s->random_loss_hold = 10 * RP_SECONDS;
+  s->verdict_min_use = RP_SECONDS;
+  s->drop_min_share = 0.05;
+  s->drop_min_spread = 2;
+  s->early_drop_loss = 2;
+  s->random_min_share = 0.025;
+  s->level_min_tries = 50;
+}
 
-      .hedge_devs = 4.0,
-      .hedge_min_dev = 10 * RP_MILLISECONDS,
-      .late_window = 0,
-      .hedge_max_inflight = 0,
-      .hedge_initial = 300 * RP_MILLISECONDS,
-      .early_hedge_rtts = 2.0,
-      .lossy_recent = 10 * RP_SECONDS,
-      .hedge_lossy_loss = 0.05,
-      .max_hedges = 2,
+/* settings_default_hedges sets the defaults of hedges. */
+static void settings_default_hedges(rp_settings *s) {
+  s->hedge_devs = 4.0;
+  s->hedge_min_dev = 10 * RP_MILLISECONDS;
+  s->late_window = 0;
+  s->hedge_max_inflight = 0;
+  s->hedge_initial = 300 * RP_MILLISECONDS;
+  s->early_hedge_rtts = 2.0;
+  s->lossy_recent = 10 * RP_SECONDS;
+  s->hedge_lossy_loss = 0.05;
+  s->max_hedges = 2;
+}
 
-      .copy_delay_rtt = 0.25,
-      .copy_min_delay = SETTINGS_COPY_MIN_DELAY,
-      .copy_window = 8,
-      .copy_step = 0.5,
-      .copy_probe_interval = 2 * RP_SECONDS,
-      .copy_probe_queries = 4,
-      .copy_max_inflight = 24,
-      .copy_inflight_rtt = 0,
-      .extra_budget = 2.5,
-      .extra_window = 2 * RP_SECONDS,
+/* settings_default_copies sets the defaults of copies and their budget. */
+static void settings_default_copies(rp_settings *s) {
+  s->copy_delay_rtt = 0.25;
+  s->copy_min_delay = SETTINGS_COPY_MIN_DELAY;
+  s->copy_window = 8;
+  s->copy_step = 0.5;
+  s->copy_probe_interval = 2 * RP_SECONDS;
+  s->copy_probe_queries = 4;
+  s->copy_max_inflight = 24;
+  s->copy_inflight_rtt = 0;
+  s->extra_budget = 2.5;
+  s->extra_window = 2 * RP_SECONDS;
+}
 
-      .down_copy_interval = 1 * RP_SECONDS,
-      .probe_qtype = RP_DNS_TYPE_TXT,
+/* settings_default_down sets the defaults of down resolvers. */
+static void settings_default_down(rp_settings *s) {
+  s->down_copy_interval = 1 * RP_SECONDS;
+  s->probe_qtype = RP_DNS_TYPE_TXT;
+}
 
-      .score_answer = 1,
-      .score_refusal = -4,
-      .score_failure = -4,
-      .stat_min_samples = 5,
-      .ll_unknown_latency = 999 * RP_MILLISECONDS,
-      .ll_unknown_loss = 200,
+/* settings_default_scores sets the defaults of scores and the other
+   strategies' keys. */
+static void settings_default_scores(rp_settings *s) {
+  s->score_answer = 1;
+  s->score_refusal = -4;
+  s->score_failure = -4;
+  s->stat_min_samples = 5;
+  s->ll_unknown_latency = 999 * RP_MILLISECONDS;
+  s->ll_unknown_loss = 200;
+}
 
-      .case_randomize = 1,
-      .case_fallback = SETTINGS_CASE_FALLBACK,
-      .case_proof_life = SETTINGS_CASE_PROOF_LIFE,
+/* settings_default_case sets the defaults of 0x20 case. */
+static void settings_default_case(rp_settings *s) {
+  s->case_randomize = 1;
+  s->case_fallback = SETTINGS_CASE_FALLBACK;
+  s->case_proof_life = SETTINGS_CASE_PROOF_LIFE;
+}
 
-      .max_query_len = SETTINGS_MAX_QUERY_LEN,
-      .udp_port_life = SETTINGS_UDP_PORT_LIFE,
-  };
+/* settings_default_sizes sets the defaults of query size and the runtime's
+   source ports. */
+static void settings_default_sizes(rp_settings *s) {
+  s->max_query_len = SETTINGS_MAX_QUERY_LEN;
+  s->udp_port_life = SETTINGS_UDP_PORT_LIFE;
+}
+
+/* settings_default_kind sets what the tunnel |kind| changes. */
+static void settings_default_kind(rp_settings *settings, rp_kind kind) {
   switch (kind) {
   case RP_KIND_DNSTT:
     settings->duplicate = SETTINGS_DUP_DNSTT;
@@ -232,6 +263,20 @@ void rp_settings_default(rp_settings *settings, rp_kind kind) {
   case RP_KIND_AUTO:
     break;
   }
+}
+
+void rp_settings_default(rp_settings *settings, rp_kind kind) {
+  memset(settings, 0, sizeof(*settings));
+  settings_default_basics(settings);
+  settings_default_choice(settings);
+  settings_default_caps(settings);
+  settings_default_hedges(settings);
+  settings_default_copies(settings);
+  settings_default_down(settings);
+  settings_default_scores(settings);
+  settings_default_case(settings);
+  settings_default_sizes(settings);
+  settings_default_kind(settings, kind);
   rp_settings_restrict(settings, kind);
 }
 

@@ -350,129 +350,164 @@ static int settings_parse_name(const char *text, const char *const *names,
 
 /* settings_parse_value writes |text| as |field| into |dst|. Returns 0 or
    -1 and sets |*pwant| to what the value should look like. */
+/* settings_parse_duration parses a duration or "none" into |dst|. */
+static int settings_parse_duration(const char *text, uint8_t *dst) {
+  rp_duration d = 0;
+
+  if (strcmp(text, SETTINGS_NONE) == 0) {
+    d = RP_TSTAMP_UNSET;
+  } else if (rp_duration_parse(text, &d) != 0) {
+    return -1;
+  }
+  memcpy(dst, &d, sizeof(d));
+  return 0;
+}
+
+/* settings_parse_unsigned parses an unsigned integer up to |max| into
+   |dst|, stored as the field's |type| (U32, U16 or SIZE). */
+static int settings_parse_unsigned(rp_settings_type type, const char *text,
+                                   uint64_t max, uint8_t *dst) {
+  uint64_t u = 0;
+  uint32_t u32;
+  uint16_t u16;
+  size_t sz;
+
+  if (settings_parse_u64(text, max, &u) != 0) {
+    return -1;
+  }
+  if (type == RP_SETTINGS_U32) {
+    u32 = (uint32_t)u;
+    memcpy(dst, &u32, sizeof(u32));
+  } else if (type == RP_SETTINGS_U16) {
+    u16 = (uint16_t)u;
+    memcpy(dst, &u16, sizeof(u16));
+  } else {
+    sz = (size_t)u;
+    memcpy(dst, &sz, sizeof(sz));
+  }
+  return 0;
+}
+
+/* settings_parse_int parses a signed 32-bit integer into |dst|. */
+static int settings_parse_int(const char *text, uint8_t *dst) {
+  char *end = NULL;
+  long v;
+  int iv;
+
+  errno = 0;
+  v = strtol(text, &end, 10);
+  if (text[0] == '\0' || errno != 0 || *end != '\0' || v < INT32_MIN ||
+      v > INT32_MAX) {
+    return -1;
+  }
+  iv = (int)v;
+  memcpy(dst, &iv, sizeof(iv));
+  return 0;
+}
+
+/* settings_parse_double parses a finite decimal number into |dst|. */
+static int settings_parse_double(const char *text, uint8_t *dst) {
+  char *end = NULL;
+  double v;
+
+  errno = 0;
+  v = strtod(text, &end);
+  if (text[0] == '\0' || errno != 0 || *end != '\0' || !isfinite(v)) {
+    return -1;
+  }
+  memcpy(dst, &v, sizeof(v));
+  return 0;
+}
+
+/* settings_parse_bool parses 0/1, yes/no, true/false or on/off into
+   |dst| (an int). */
+static int settings_parse_bool(const char *text, uint8_t *dst) {
+  static const char *const yes[] = {"1", "yes", "true", "on"};
+  static const char *const no[] = {"0", "no", "false", "off"};
+  int v;
+
+  if (settings_parse_name(text, yes, sizeof(yes) / sizeof(yes[0])) >= 0) {
+    v = 1;
+  } else if (settings_parse_name(text, no, sizeof(no) / sizeof(no[0])) >= 0) {
+    v = 0;
+  } else {
+    return -1;
+  }
+  memcpy(dst, &v, sizeof(v));
+  return 0;
+}
+
+/* settings_parse_balance parses a load_balance name into |dst|. */
+static int settings_parse_balance(const char *text, uint8_t *dst) {
+  rp_balance v;
+  int i = settings_parse_name(text, settings_balance_names,
+                              sizeof(settings_balance_names) /
+                                  sizeof(settings_balance_names[0]));
+
+  if (i < 0) {
+    return -1;
+  }
+  v = (rp_balance)i;
+  memcpy(dst, &v, sizeof(v));
+  return 0;
+}
+
+/* settings_parse_level parses a log level name into |dst|. */
+static int settings_parse_level(const char *text, uint8_t *dst) {
+  rp_log_level v;
+  int i = settings_parse_name(text, settings_level_names,
+                              sizeof(settings_level_names) /
+                                  sizeof(settings_level_names[0]));
+
+  if (i < 0) {
+    return -1;
+  }
+  v = (rp_log_level)i;
+  memcpy(dst, &v, sizeof(v));
+  return 0;
+}
+
 static int settings_parse_value(const rp_settings_field *field,
                                 const char *text, uint8_t *dst,
                                 const char **pwant) {
-  uint64_t u = 0;
+  size_t len;
+
   switch (field->type) {
-  case RP_SETTINGS_DURATION: {
-    rp_duration d = 0;
+  case RP_SETTINGS_DURATION:
     *pwant = "a duration such as 300ms, 2s or none";
-    if (strcmp(text, SETTINGS_NONE) == 0) {
-      d = RP_TSTAMP_UNSET;
-    } else if (rp_duration_parse(text, &d) != 0) {
-      return -1;
-    }
-    memcpy(dst, &d, sizeof(d));
-    return 0;
-  }
-  case RP_SETTINGS_U32: {
-    uint32_t v;
+    return settings_parse_duration(text, dst);
+  case RP_SETTINGS_U32:
     *pwant = "an unsigned integer";
-    if (settings_parse_u64(text, UINT32_MAX, &u) != 0) {
-      return -1;
-    }
-    v = (uint32_t)u;
-    memcpy(dst, &v, sizeof(v));
-    return 0;
-  }
-  case RP_SETTINGS_U16: {
-    uint16_t v;
+    return settings_parse_unsigned(field->type, text, UINT32_MAX, dst);
+  case RP_SETTINGS_U16:
     *pwant = "an integer 0..65535";
-    if (settings_parse_u64(text, UINT16_MAX, &u) != 0) {
-      return -1;
-    }
-    v = (uint16_t)u;
-    memcpy(dst, &v, sizeof(v));
-    return 0;
-  }
-  case RP_SETTINGS_SIZE: {
-    size_t v;
+    return settings_parse_unsigned(field->type, text, UINT16_MAX, dst);
+  case RP_SETTINGS_SIZE:
     *pwant = "an unsigned integer";
-    if (settings_parse_u64(text, SIZE_MAX, &u) != 0) {
-      return -1;
-    }
-    v = (size_t)u;
-    memcpy(dst, &v, sizeof(v));
-    return 0;
-  }
-  case RP_SETTINGS_INT: {
-    char *end = NULL;
-    long v;
-    int iv;
+    return settings_parse_unsigned(field->type, text, SIZE_MAX, dst);
+  case RP_SETTINGS_INT:
     *pwant = "an integer";
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (text[0] == '\0' || errno != 0 || *end != '\0' || v < INT32_MIN ||
-        v > INT32_MAX) {
-      return -1;
-    }
-    iv = (int)v;
-    memcpy(dst, &iv, sizeof(iv));
-    return 0;
-  }
-  case RP_SETTINGS_DOUBLE: {
-    char *end = NULL;
-    double v;
+    return settings_parse_int(text, dst);
+  case RP_SETTINGS_DOUBLE:
     *pwant = "a decimal number";
-    errno = 0;
-    v = strtod(text, &end);
-    if (text[0] == '\0' || errno != 0 || *end != '\0' || !isfinite(v)) {
-      return -1;
-    }
-    memcpy(dst, &v, sizeof(v));
-    return 0;
-  }
-  case RP_SETTINGS_BOOL: {
-    static const char *const yes[] = {"1", "yes", "true", "on"};
-    static const char *const no[] = {"0", "no", "false", "off"};
-    int v;
+    return settings_parse_double(text, dst);
+  case RP_SETTINGS_BOOL:
     *pwant = "0/1, yes/no or true/false";
-    if (settings_parse_name(text, yes, sizeof(yes) / sizeof(yes[0])) >= 0) {
-      v = 1;
-    } else if (settings_parse_name(text, no, sizeof(no) / sizeof(no[0])) >= 0) {
-      v = 0;
-    } else {
-      return -1;
-    }
-    memcpy(dst, &v, sizeof(v));
-    return 0;
-  }
-  case RP_SETTINGS_BALANCE: {
-    rp_balance v;
-    int i = settings_parse_name(text, settings_balance_names,
-                                sizeof(settings_balance_names) /
-                                    sizeof(settings_balance_names[0]));
+    return settings_parse_bool(text, dst);
+  case RP_SETTINGS_BALANCE:
     *pwant = "auto, roundrobin, weighted, lowest_latency or least_loss";
-    if (i < 0) {
-      return -1;
-    }
-    v = (rp_balance)i;
-    memcpy(dst, &v, sizeof(v));
-    return 0;
-  }
-  case RP_SETTINGS_LOG_LEVEL: {
-    rp_log_level v;
-    int i = settings_parse_name(text, settings_level_names,
-                                sizeof(settings_level_names) /
-                                    sizeof(settings_level_names[0]));
+    return settings_parse_balance(text, dst);
+  case RP_SETTINGS_LOG_LEVEL:
     *pwant = "error, warn, info or debug";
-    if (i < 0) {
-      return -1;
-    }
-    v = (rp_log_level)i;
-    memcpy(dst, &v, sizeof(v));
-    return 0;
-  }
-  case RP_SETTINGS_STRING: {
-    size_t len = strlen(text);
+    return settings_parse_level(text, dst);
+  case RP_SETTINGS_STRING:
+    len = strlen(text);
     *pwant = "a shorter string";
     if (len >= field->size) {
       return -1;
     }
     memcpy(dst, text, len + 1);
     return 0;
-  }
   }
   return -1;
 }

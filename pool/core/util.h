@@ -76,4 +76,16 @@ static inline void rp_list_remove(rp_list *n) {
   rp_list_init(n);
 }
 
+/* rp_list_splice moves every node of |from| to the end of |to|. */
+static inline void rp_list_splice(rp_list *to, rp_list *from) {
+  if (rp_list_empty(from)) {
+    return;
+  }
+  from->next->prev = to->prev;
+  to->prev->next = from->next;
+  from->prev->next = to;
+  to->prev = from->prev;
+  rp_list_init(from);
+}
+
 #endif /* RP_CORE_UTIL_H */
