@@ -1,9 +1,9 @@
 # Tests of the runtime (pool/net), the config parser, the scores file and
 # the respool CLI. Included from pool/tests/CMakeLists.txt.
 rp_add_test(unit config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c
-  LIBS rp_config)
+  LIBS rp_config rp_test_mem)
 rp_add_test(unit scores SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scores.c
-  LIBS rp_config)
+  LIBS rp_config rp_test_mem)
 rp_add_test(unit tcpframe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tcpframe.c
   LIBS rp_tcpframe)
 # Module tests of pool/net's internal headers (scores.h, tcpframe.h).

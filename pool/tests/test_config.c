@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "rp_test_mem.h"
 #include "respool_config.h"
 
 #include <arpa/inet.h>
@@ -16,30 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static void *tmem_malloc(size_t size, void *ud) {
-  (void)ud;
-  return test_malloc(size);
-}
-static void tmem_free(void *p, void *ud) {
-  (void)ud;
-  test_free(p);
-}
-static void *tmem_calloc(size_t n, size_t s, void *ud) {
-  (void)ud;
-  return test_calloc(n, s);
-}
-static void *tmem_realloc(void *p, size_t s, void *ud) {
-  (void)ud;
-  return test_realloc(p, s);
-}
-static const rp_mem test_mem = {.malloc = tmem_malloc,
-                                .free = tmem_free,
-                                .calloc = tmem_calloc,
-                                .realloc = tmem_realloc};
-
 /* parse parses |json| into a fresh config, returning the result. */
 static int parse(rp_config *cfg, const char *json, char *err) {
-  rp_config_init(cfg, &test_mem);
+  rp_config_init(cfg, rp_test_mem_plain());
   err[0] = '\0';
   return rp_config_parse_json(cfg, json, strlen(json), "pool.json", err,
                               RP_CONFIG_ERRLEN);
@@ -239,7 +219,7 @@ static void test_config_cli_resolver(void **state) {
   char err[RP_CONFIG_ERRLEN];
   struct sockaddr_storage ss;
   (void)state;
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_int_equal(rp_config_add_resolver(&cfg, "127.0.0.1:5300",
                                           "command line", "-r", err,
                                           sizeof(err)),
@@ -267,7 +247,7 @@ static void test_config_file(void **state) {
   assert_true(fd >= 0);
   assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_int_equal(rp_config_load_file(&cfg, path, err, sizeof(err)),
                    RP_ERR_CONFIG);
   assert_non_null(strstr(err, path));
@@ -275,7 +255,7 @@ static void test_config_file(void **state) {
   assert_non_null(strstr(err, "x.y"));
   rp_config_free(&cfg);
   unlink(path);
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_int_equal(rp_config_load_file(&cfg, path, err, sizeof(err)),
                    RP_ERR_IO);
   assert_non_null(strstr(err, path));
@@ -314,7 +294,7 @@ static void test_config_duplicates(void **state) {
   char err[RP_CONFIG_ERRLEN], log[1024] = "";
   size_t i;
   (void)state;
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   for (i = 0; i < sizeof(specs) / sizeof(specs[0]); ++i) {
     assert_int_equal(rp_config_add_resolver(&cfg, specs[i], "command line",
                                             "-r", err, sizeof(err)),
@@ -338,7 +318,7 @@ static void test_config_duplicates(void **state) {
 static void test_config_listen_loopback(void **state) {
   rp_config cfg;
   (void)state;
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_true(rp_config_listen_is_loopback(&cfg));
   cfg.has_listen = 1;
   assert_int_equal(rp_config_parse_listen("127.3.4.5:53", &cfg.listen), 0);
