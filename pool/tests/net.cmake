@@ -19,9 +19,9 @@ if(TARGET rp_net)
     LIBS rp_disc)
   # Needs the openssl command (it makes the server's certificate).
   rp_add_test(integration net_doh SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_doh.c
-    LIBS rp_net PkgConfig::NGHTTP2 OpenSSL::SSL pthread)
+    LIBS rp_net rp_test_tls PkgConfig::NGHTTP2)
   rp_add_test(integration net_dot SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dot.c
-    LIBS rp_net OpenSSL::SSL pthread)
+    LIBS rp_net rp_test_tls)
   set(_rp_net_scripts ${CMAKE_CURRENT_SOURCE_DIR}/net)
   rp_add_script_test(integration net_tcp_fallback
     ${_rp_net_scripts}/tcp_fallback.sh)

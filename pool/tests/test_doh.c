@@ -1,11 +1,11 @@
 /*
  * test_doh.c: the DoH transport against a scripted HTTP/2 server.
  *
- * The server runs in a thread on blocking sockets (OpenSSL + nghttp2,
- * ALPN h2, a self-signed certificate for dns.test made with the openssl
- * command). The first label of each question picks its behaviour:
- * "s429" answers HTTP 429, "s503" answers 503, "rst" resets the stream
- * (RST_STREAM), "goaway" answers and then sends GOAWAY; anything else is
+ * The server is the shared TLS test server (tests/lib/rp_test_tls.h: a
+ * thread on blocking sockets, a self-signed certificate for dns.test)
+ * speaking HTTP/2 (nghttp2, ALPN h2). The first label of each question picks
+ * its behaviour: "s429" answers HTTP 429, "s503" answers 503, "rst" resets the
+ * stream (RST_STREAM), "goaway" answers and then sends GOAWAY; anything else is
  * answered 200 with the query echoed as an answer (QR set), but only when
  * the DNS ID on the wire is 0 (RFC 8484), else 400.
  *
@@ -24,14 +24,13 @@
 
 #include "respool_net.h"
 #include "dns.h"
+#include "rp_test_tls.h"
 
 #include <arpa/inet.h>
 #include <nghttp2/nghttp2.h>
 #include <netinet/in.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +39,6 @@
 
 /* GUARD_MS fails a case still running after it. */
 #define GUARD_MS 15000
-/* POLL_MS is how often the server thread looks at its stop flag. */
-#define POLL_MS 50
 /* BODY_MAX bounds a request body. */
 #define BODY_MAX 4096
 /* HTTP statuses the server sends. */
@@ -62,15 +59,6 @@ typedef struct sstream {
   size_t olen, ooff;
   char status[4];
 } sstream;
-
-typedef struct server {
-  int lfd;
-  uint16_t port;
-  SSL_CTX *ctx;
-  pthread_t th;
-  volatile int stop;
-  char dir[64];
-} server;
 
 static int alpn_select(SSL *ssl, const unsigned char **out,
                        unsigned char *outlen, const unsigned char *in,
@@ -208,18 +196,11 @@ static int s_close(nghttp2_session *ng, int32_t sid, uint32_t err, void *ud) {
 }
 
 /* s_conn serves one connection until it closes or the server stops. */
-static void s_conn(server *sv, int fd) {
-  SSL *ssl = SSL_new(sv->ctx);
+static void s_conn(rp_test_tls_server *sv, SSL *ssl, int fd) {
   nghttp2_session_callbacks *cbs;
   nghttp2_session *ng = NULL;
   nghttp2_settings_entry iv = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100};
   uint8_t buf[16384];
-  SSL_set_fd(ssl, fd);
-  if (SSL_accept(ssl) != 1) {
-    ERR_clear_error();
-    SSL_free(ssl);
-    return;
-  }
   nghttp2_session_callbacks_new(&cbs);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, s_begin_headers);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, s_data);
@@ -240,7 +221,7 @@ static void s_conn(server *sv, int fd) {
     if (!nghttp2_session_want_read(ng) && !nghttp2_session_want_write(ng)) {
       break;
     }
-    if (SSL_pending(ssl) == 0 && poll(&p, 1, POLL_MS) <= 0) {
+    if (SSL_pending(ssl) == 0 && poll(&p, 1, RP_TEST_TLS_POLL_MS) <= 0) {
       continue;
     }
     n = SSL_read(ssl, buf, sizeof(buf));
@@ -250,65 +231,6 @@ static void s_conn(server *sv, int fd) {
   }
 done:
   nghttp2_session_del(ng);
-  ERR_clear_error();
-  SSL_free(ssl);
-}
-
-static void *s_main(void *arg) {
-  server *sv = arg;
-  while (!sv->stop) {
-    struct pollfd p = {.fd = sv->lfd, .events = POLLIN};
-    int fd;
-    if (poll(&p, 1, POLL_MS) <= 0) {
-      continue;
-    }
-    fd = accept(sv->lfd, NULL, NULL);
-    if (fd >= 0) {
-      s_conn(sv, fd);
-      close(fd);
-    }
-  }
-  return NULL;
-}
-
-static void server_start(server *sv) {
-  struct sockaddr_in sin = {.sin_family = AF_INET};
-  socklen_t len = sizeof(sin);
-  char cmd[512], cert[128], key[128];
-  snprintf(sv->dir, sizeof(sv->dir), "/tmp/rp-doh-test.XXXXXX");
-  assert_non_null(mkdtemp(sv->dir));
-  snprintf(cert, sizeof(cert), "%s/cert.pem", sv->dir);
-  snprintf(key, sizeof(key), "%s/key.pem", sv->dir);
-  snprintf(cmd, sizeof(cmd),
-           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-           "-nodes -days 1 -subj /CN=dns.test -addext "
-           "subjectAltName=DNS:dns.test -keyout %s -out %s 2>/dev/null",
-           key, cert);
-  assert_int_equal(system(cmd), 0);
-  sv->ctx = SSL_CTX_new(TLS_server_method());
-  assert_non_null(sv->ctx);
-  assert_int_equal(
-      SSL_CTX_use_certificate_file(sv->ctx, cert, SSL_FILETYPE_PEM), 1);
-  assert_int_equal(SSL_CTX_use_PrivateKey_file(sv->ctx, key, SSL_FILETYPE_PEM),
-                   1);
-  SSL_CTX_set_alpn_select_cb(sv->ctx, alpn_select, NULL);
-  sv->lfd = socket(AF_INET, SOCK_STREAM, 0);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(sv->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-  assert_int_equal(listen(sv->lfd, 8), 0);
-  getsockname(sv->lfd, (struct sockaddr *)&sin, &len);
-  sv->port = ntohs(sin.sin_port);
-  assert_int_equal(pthread_create(&sv->th, NULL, s_main, sv), 0);
-}
-
-static void server_stop(server *sv) {
-  char cmd[128];
-  sv->stop = 1;
-  pthread_join(sv->th, NULL);
-  close(sv->lfd);
-  SSL_CTX_free(sv->ctx);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", sv->dir);
-  assert_int_equal(system(cmd), 0);
 }
 
 /* ---------------------------------------------------------------- */
@@ -378,7 +300,7 @@ static void closed_cb(rp_net_pool *np, void *ud) {
 }
 
 static void test_doh_statuses_reset_goaway(void **state) {
-  server sv = {0};
+  rp_test_tls_server sv;
   uv_loop_t loop;
   uv_timer_t guard;
   client c = {0};
@@ -390,16 +312,17 @@ static void test_doh_statuses_reset_goaway(void **state) {
   struct sockaddr_storage lis;
   socklen_t lislen;
   struct sockaddr_in any = {.sin_family = AF_INET};
-  char err[RP_CONFIG_ERRLEN], url[128], ca[96];
+  char err[RP_CONFIG_ERRLEN], url[128];
   int closed = 0;
   size_t i;
   (void)state;
-  server_start(&sv);
+  rp_test_tls_server_init(&sv, "doh");
+  SSL_CTX_set_alpn_select_cb(sv.ctx, alpn_select, NULL);
+  rp_test_tls_server_run(&sv, s_conn, NULL);
   uv_loop_init(&loop);
   rp_config_init(&cfg, NULL);
   snprintf(url, sizeof(url), "https://dns.test@127.0.0.1:%u/dns-query",
            sv.port);
-  snprintf(ca, sizeof(ca), "%s/cert.pem", sv.dir);
   assert_int_equal(rp_config_parse_json(&cfg,
                                         "{\"deadline\": \"1s\", "
                                         "\"pretest_domain\": \"\"}",
@@ -409,7 +332,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
                    0);
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
-  cfg.tls_ca = strdup(ca);
+  cfg.tls_ca = strdup(sv.cert);
   opts.config = &cfg;
   opts.log = log_cb;
   opts.log_level = RP_LOG_DEBUG;
@@ -503,7 +426,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_true(closed);
   assert_int_equal(uv_loop_close(&loop), 0);
-  server_stop(&sv);
+  rp_test_tls_server_stop(&sv);
 }
 
 int main(void) {

@@ -1,8 +1,8 @@
 /*
  * test_dot.c: the DoT transport against a scripted TLS server.
  *
- * The server runs in a thread on blocking sockets (OpenSSL, a
- * self-signed certificate for dns.test made with the openssl command).
+ * The server is the shared TLS test server (tests/lib/rp_test_tls.h: a
+ * thread on blocking sockets, a self-signed certificate for dns.test).
  * It reads framed queries (RFC 7858: two-byte length), collects what
  * arrives within BATCH_MS of the first one, and answers the batch in
  * reverse order (QR set): pipelined queries, out-of-order answers.
@@ -24,13 +24,12 @@
 
 #include "respool_net.h"
 #include "dns.h"
+#include "rp_test_tls.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +38,6 @@
 
 /* GUARD_MS fails a case still running after it. */
 #define GUARD_MS 15000
-/* POLL_MS is how often the server thread looks at its stop flag. */
-#define POLL_MS 50
 /* BATCH_MS is how long the server collects queries after the first. */
 #define BATCH_MS 60
 /* MAX_BATCH bounds one batch. */
@@ -51,11 +48,8 @@
 #define NPARALLEL 5
 
 typedef struct server {
-  int lfd;
-  uint16_t port;
-  SSL_CTX *ctx;
-  pthread_t th;
-  volatile int stop;
+  /* tls is the listening TLS server; its user_data is this server. */
+  rp_test_tls_server tls;
   /* close_after: close the connection after the batch that brings its
      answers to this many (0 = never); set by the test, cleared by the
      server when it closes. */
@@ -66,7 +60,6 @@ typedef struct server {
   volatile int zero_after;
   volatile int max_batch;
   volatile int connections;
-  char dir[64];
 } server;
 
 typedef struct msg {
@@ -106,20 +99,14 @@ static int s_read_msg(SSL *ssl, int fd, msg *m, int timeout_ms) {
   return 1;
 }
 
-static void s_conn(server *sv, int fd) {
-  SSL *ssl = SSL_new(sv->ctx);
+static void s_conn(rp_test_tls_server *tls, SSL *ssl, int fd) {
+  server *sv = tls->user_data;
   static msg batch[MAX_BATCH];
   int answered = 0;
-  SSL_set_fd(ssl, fd);
-  if (SSL_accept(ssl) != 1) {
-    ERR_clear_error();
-    SSL_free(ssl);
-    return;
-  }
   ++sv->connections;
-  while (!sv->stop) {
+  while (!tls->stop) {
     int n = 0, r, i;
-    r = s_read_msg(ssl, fd, &batch[0], POLL_MS);
+    r = s_read_msg(ssl, fd, &batch[0], RP_TEST_TLS_POLL_MS);
     if (r < 0) {
       break;
     }
@@ -164,64 +151,6 @@ static void s_conn(server *sv, int fd) {
       break;
     }
   }
-  ERR_clear_error();
-  SSL_free(ssl);
-}
-
-static void *s_main(void *arg) {
-  server *sv = arg;
-  while (!sv->stop) {
-    struct pollfd p = {.fd = sv->lfd, .events = POLLIN};
-    int fd;
-    if (poll(&p, 1, POLL_MS) <= 0) {
-      continue;
-    }
-    fd = accept(sv->lfd, NULL, NULL);
-    if (fd >= 0) {
-      s_conn(sv, fd);
-      close(fd);
-    }
-  }
-  return NULL;
-}
-
-static void server_start(server *sv) {
-  struct sockaddr_in sin = {.sin_family = AF_INET};
-  socklen_t len = sizeof(sin);
-  char cmd[512], cert[128], key[128];
-  snprintf(sv->dir, sizeof(sv->dir), "/tmp/rp-dot-test.XXXXXX");
-  assert_non_null(mkdtemp(sv->dir));
-  snprintf(cert, sizeof(cert), "%s/cert.pem", sv->dir);
-  snprintf(key, sizeof(key), "%s/key.pem", sv->dir);
-  snprintf(cmd, sizeof(cmd),
-           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-           "-nodes -days 1 -subj /CN=dns.test -addext "
-           "subjectAltName=DNS:dns.test -keyout %s -out %s 2>/dev/null",
-           key, cert);
-  assert_int_equal(system(cmd), 0);
-  sv->ctx = SSL_CTX_new(TLS_server_method());
-  assert_non_null(sv->ctx);
-  assert_int_equal(
-      SSL_CTX_use_certificate_file(sv->ctx, cert, SSL_FILETYPE_PEM), 1);
-  assert_int_equal(SSL_CTX_use_PrivateKey_file(sv->ctx, key, SSL_FILETYPE_PEM),
-                   1);
-  sv->lfd = socket(AF_INET, SOCK_STREAM, 0);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(sv->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-  assert_int_equal(listen(sv->lfd, 8), 0);
-  getsockname(sv->lfd, (struct sockaddr *)&sin, &len);
-  sv->port = ntohs(sin.sin_port);
-  assert_int_equal(pthread_create(&sv->th, NULL, s_main, sv), 0);
-}
-
-static void server_stop(server *sv) {
-  char cmd[128];
-  sv->stop = 1;
-  pthread_join(sv->th, NULL);
-  close(sv->lfd);
-  SSL_CTX_free(sv->ctx);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", sv->dir);
-  assert_int_equal(system(cmd), 0);
 }
 
 typedef struct client {
@@ -289,7 +218,7 @@ static void test_dot_pipelined_out_of_order(void **state) {
   struct sockaddr_storage lis;
   socklen_t lislen;
   struct sockaddr_in any = {.sin_family = AF_INET};
-  char err[RP_CONFIG_ERRLEN], url[128], ca[96];
+  char err[RP_CONFIG_ERRLEN], url[128];
   int closed = 0, done;
   uint16_t i;
   (void)state;
@@ -297,16 +226,16 @@ static void test_dot_pipelined_out_of_order(void **state) {
   for (i = 0; i < sizeof(c.rcode) / sizeof(c.rcode[0]); ++i) {
     c.rcode[i] = -1;
   }
-  server_start(&sv);
+  rp_test_tls_server_init(&sv.tls, "dot");
+  rp_test_tls_server_run(&sv.tls, s_conn, &sv);
   uv_loop_init(&loop);
   rp_config_init(&cfg, NULL);
-  snprintf(url, sizeof(url), "dot://dns.test@127.0.0.1:%u", sv.port);
-  snprintf(ca, sizeof(ca), "%s/cert.pem", sv.dir);
+  snprintf(url, sizeof(url), "dot://dns.test@127.0.0.1:%u", sv.tls.port);
   assert_int_equal(
       rp_config_parse_json(&cfg, json, strlen(json), "t", err, sizeof(err)), 0);
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
-  cfg.tls_ca = strdup(ca);
+  cfg.tls_ca = strdup(sv.tls.cert);
   opts.config = &cfg;
   assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
   rp_config_free(&cfg);
@@ -399,7 +328,7 @@ static void test_dot_pipelined_out_of_order(void **state) {
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_true(closed);
   assert_int_equal(uv_loop_close(&loop), 0);
-  server_stop(&sv);
+  rp_test_tls_server_stop(&sv.tls);
 }
 
 int main(void) {
