@@ -19,9 +19,9 @@ if(TARGET rp_net)
     LIBS rp_disc)
   # Needs the openssl command (it makes the server's certificate).
   rp_add_test(integration net_doh SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_doh.c
-    LIBS rp_net rp_test_tls PkgConfig::NGHTTP2)
+    LIBS rp_net rp_test_tls rp_test_client PkgConfig::NGHTTP2)
   rp_add_test(integration net_dot SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dot.c
-    LIBS rp_net rp_test_tls)
+    LIBS rp_net rp_test_tls rp_test_client)
   set(_rp_net_scripts ${CMAKE_CURRENT_SOURCE_DIR}/net)
   rp_add_script_test(integration net_tcp_fallback
     ${_rp_net_scripts}/tcp_fallback.sh)

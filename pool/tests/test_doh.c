@@ -24,6 +24,7 @@
 
 #include "respool_net.h"
 #include "dns.h"
+#include "rp_test_client.h"
 #include "rp_test_tls.h"
 
 #include <arpa/inet.h>
@@ -234,52 +235,8 @@ done:
 }
 
 /* ---------------------------------------------------------------- */
-/* Client side                                                        */
+/* Client side (the client is tests/lib/rp_test_client.h)             */
 /* ---------------------------------------------------------------- */
-
-typedef struct client {
-  uv_udp_t udp;
-  uint8_t rbuf[4096];
-  /* rcode[id] is the rcode of the answer to query |id|, or -1. */
-  int rcode[32];
-  int answers;
-} client;
-
-static void c_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
-  client *c = h->data;
-  (void)s;
-  b->base = (char *)c->rbuf;
-  b->len = sizeof(c->rbuf);
-}
-
-static void c_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *b,
-                   const struct sockaddr *from, unsigned flags) {
-  client *c = u->data;
-  uint16_t id;
-  (void)from;
-  (void)flags;
-  if (n < RP_DNS_HEADER_LEN) {
-    return;
-  }
-  id = rp_dns_get_id((const uint8_t *)b->base);
-  if (id < sizeof(c->rcode) / sizeof(c->rcode[0])) {
-    c->rcode[id] = (uint8_t)b->base[3] & RP_DNS_RCODE_MASK;
-    ++c->answers;
-  }
-}
-
-static void c_send(client *c, const struct sockaddr *to, uint16_t id,
-                   const char *name) {
-  uint8_t q[512];
-  rp_dns_name qn;
-  rp_ssize n;
-  uv_buf_t b;
-  assert_int_equal(rp_dns_name_from_text(&qn, name), 0);
-  n = rp_dns_build_query(q, sizeof(q), id, &qn, RP_DNS_TYPE_A, 0);
-  assert_true(n > 0);
-  b = uv_buf_init((char *)q, (unsigned int)n);
-  assert_true(uv_udp_try_send(&c->udp, &b, 1, to) > 0);
-}
 
 static void guard_cb(uv_timer_t *t) {
   (void)t;
@@ -303,7 +260,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   rp_test_tls_server sv;
   uv_loop_t loop;
   uv_timer_t guard;
-  client c = {0};
+  rp_test_client c;
   rp_config cfg;
   rp_net_options opts = {0};
   rp_net_pool *np = NULL;
@@ -311,7 +268,6 @@ static void test_doh_statuses_reset_goaway(void **state) {
   rp_net_resolver_info info;
   struct sockaddr_storage lis;
   socklen_t lislen;
-  struct sockaddr_in any = {.sin_family = AF_INET};
   char err[RP_CONFIG_ERRLEN], url[128];
   int closed = 0;
   size_t i;
@@ -339,19 +295,12 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
   rp_config_free(&cfg);
   rp_net_pool_get_address(np, &lis, &lislen);
-  uv_udp_init(&loop, &c.udp);
-  c.udp.data = &c;
-  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  uv_udp_bind(&c.udp, (const struct sockaddr *)&any, 0);
-  uv_udp_recv_start(&c.udp, c_alloc, c_recv);
+  rp_test_client_init(&c, &loop);
   uv_timer_init(&loop, &guard);
   uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
-  for (i = 0; i < sizeof(c.rcode) / sizeof(c.rcode[0]); ++i) {
-    c.rcode[i] = -1;
-  }
 
   /* A plain answer: the ID went out as 0 and came back as the client's. */
-  c_send(&c, (const struct sockaddr *)&lis, 1, "ok1.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 1, "ok1.example");
   while (c.rcode[1] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -361,7 +310,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   for (i = 10; i < 20; ++i) {
     char name[32];
     snprintf(name, sizeof(name), "warm%zu.example", i);
-    c_send(&c, (const struct sockaddr *)&lis, (uint16_t)i, name);
+    rp_test_client_send(&c, (const struct sockaddr *)&lis, (uint16_t)i, name);
     while (c.rcode[i] < 0) {
       uv_run(&loop, UV_RUN_ONCE);
     }
@@ -372,8 +321,8 @@ static void test_doh_statuses_reset_goaway(void **state) {
      the server refuses its stream (above the GOAWAY's last stream), the
      pool tries again, the transport holds the try until the old
      connection closed and sends it on a new one. */
-  c_send(&c, (const struct sockaddr *)&lis, 5, "goaway.example");
-  c_send(&c, (const struct sockaddr *)&lis, 6, "ok2.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 5, "goaway.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 6, "ok2.example");
   while (c.rcode[5] < 0 || c.rcode[6] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -381,7 +330,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(c.rcode[6], RP_DNS_RCODE_NOERROR);
   rp_net_pool_get_counters(np, &k);
   assert_true(k.doh_goaways >= 1);
-  c_send(&c, (const struct sockaddr *)&lis, 7, "ok3.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 7, "ok3.example");
   while (c.rcode[7] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -389,9 +338,9 @@ static void test_doh_statuses_reset_goaway(void **state) {
 
   /* 429 and 503 are refusals; a reset fails the try. With no other
      resolver the client gets an error answer. */
-  c_send(&c, (const struct sockaddr *)&lis, 2, "s429.example");
-  c_send(&c, (const struct sockaddr *)&lis, 3, "s503.example");
-  c_send(&c, (const struct sockaddr *)&lis, 4, "rst.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 2, "s429.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 3, "s503.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 4, "rst.example");
   while (c.rcode[2] < 0 || c.rcode[3] < 0 || c.rcode[4] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -421,7 +370,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(k.tls_failures, 0);
 
   rp_net_pool_stop(np, closed_cb, &closed);
-  uv_close((uv_handle_t *)&c.udp, NULL);
+  rp_test_client_close(&c);
   uv_close((uv_handle_t *)&guard, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_true(closed);

@@ -24,6 +24,7 @@
 
 #include "respool_net.h"
 #include "dns.h"
+#include "rp_test_client.h"
 #include "rp_test_tls.h"
 
 #include <arpa/inet.h>
@@ -153,46 +154,11 @@ static void s_conn(rp_test_tls_server *tls, SSL *ssl, int fd) {
   }
 }
 
-typedef struct client {
-  uv_udp_t udp;
-  uint8_t rbuf[4096];
-  int rcode[64];
-} client;
-
-static void c_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
-  client *c = h->data;
-  (void)s;
-  b->base = (char *)c->rbuf;
-  b->len = sizeof(c->rbuf);
-}
-
-static void c_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *b,
-                   const struct sockaddr *from, unsigned flags) {
-  client *c = u->data;
-  uint16_t id;
-  (void)from;
-  (void)flags;
-  if (n < RP_DNS_HEADER_LEN) {
-    return;
-  }
-  id = rp_dns_get_id((const uint8_t *)b->base);
-  if (id < sizeof(c->rcode) / sizeof(c->rcode[0])) {
-    c->rcode[id] = (uint8_t)b->base[3] & RP_DNS_RCODE_MASK;
-  }
-}
-
-static void c_send(client *c, const struct sockaddr *to, uint16_t id) {
-  uint8_t q[512];
-  rp_dns_name qn;
+/* c_send sends query "q<id>.example" with ID |id|. */
+static void c_send(rp_test_client *c, const struct sockaddr *to, uint16_t id) {
   char name[32];
-  rp_ssize n;
-  uv_buf_t b;
   snprintf(name, sizeof(name), "q%u.example", id);
-  assert_int_equal(rp_dns_name_from_text(&qn, name), 0);
-  n = rp_dns_build_query(q, sizeof(q), id, &qn, RP_DNS_TYPE_A, 0);
-  assert_true(n > 0);
-  b = uv_buf_init((char *)q, (unsigned int)n);
-  assert_true(uv_udp_try_send(&c->udp, &b, 1, to) > 0);
+  rp_test_client_send(c, to, id, name);
 }
 
 static void guard_cb(uv_timer_t *t) {
@@ -210,22 +176,17 @@ static void test_dot_pipelined_out_of_order(void **state) {
   server sv = {0};
   uv_loop_t loop;
   uv_timer_t guard;
-  client c;
+  rp_test_client c;
   rp_config cfg;
   rp_net_options opts = {0};
   rp_net_pool *np = NULL;
   rp_net_counters k;
   struct sockaddr_storage lis;
   socklen_t lislen;
-  struct sockaddr_in any = {.sin_family = AF_INET};
   char err[RP_CONFIG_ERRLEN], url[128];
   int closed = 0, done;
   uint16_t i;
   (void)state;
-  memset(&c, 0, sizeof(c));
-  for (i = 0; i < sizeof(c.rcode) / sizeof(c.rcode[0]); ++i) {
-    c.rcode[i] = -1;
-  }
   rp_test_tls_server_init(&sv.tls, "dot");
   rp_test_tls_server_run(&sv.tls, s_conn, &sv);
   uv_loop_init(&loop);
@@ -240,11 +201,7 @@ static void test_dot_pipelined_out_of_order(void **state) {
   assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
   rp_config_free(&cfg);
   rp_net_pool_get_address(np, &lis, &lislen);
-  uv_udp_init(&loop, &c.udp);
-  c.udp.data = &c;
-  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  uv_udp_bind(&c.udp, (const struct sockaddr *)&any, 0);
-  uv_udp_recv_start(&c.udp, c_alloc, c_recv);
+  rp_test_client_init(&c, &loop);
   uv_timer_init(&loop, &guard);
   uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
 
@@ -323,7 +280,7 @@ static void test_dot_pipelined_out_of_order(void **state) {
   assert_int_equal(sv.connections, 3);
 
   rp_net_pool_stop(np, closed_cb, &closed);
-  uv_close((uv_handle_t *)&c.udp, NULL);
+  rp_test_client_close(&c);
   uv_close((uv_handle_t *)&guard, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_true(closed);
