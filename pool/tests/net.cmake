@@ -14,7 +14,7 @@ endforeach()
 # The runtime links the core; until the core target exists these wait.
 if(TARGET rp_net)
   rp_add_test(integration net SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_net.c
-    LIBS rp_net)
+    LIBS rp_net rp_test_resolver)
   rp_add_test(integration net_disc SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_disc.c
     LIBS rp_disc)
   # Needs the openssl command (it makes the server's certificate).
