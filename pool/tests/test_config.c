@@ -178,40 +178,54 @@ static void test_config_bad(void **state) {
   expect_bad("[1]", "expected true", NULL);
 }
 
+/* DUR_ANY: the parsed value is not checked. */
+#define DUR_ANY UINT64_MAX
+
 static void test_config_durations(void **state) {
-  rp_duration d;
+  /* Each text, whether zero is allowed, the result and the value (simple
+     units, decimals, bounds, then hours and compound durations). */
+  static const struct {
+    const char *text;
+    int allow_zero;
+    int rv;
+    rp_duration want;
+  } cases[] = {
+      {"300ms", 0, 0, 300 * RP_MILLISECONDS},
+      {"1.5s", 0, 0, 1500 * RP_MILLISECONDS},
+      {"2m", 0, 0, 120 * RP_SECONDS},
+      {"250us", 0, 0, 250 * RP_MICROSECONDS},
+      {"0ms", 1, 0, DUR_ANY},
+      {"0ms", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"0.0001us", 1, RP_ERR_CONFIG, DUR_ANY},
+      {"0.0001us", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"5", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"s", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"2d", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"99999999m", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1h", 0, 0, 3600 * RP_SECONDS},
+      {"1m30s", 0, 0, 90 * RP_SECONDS},
+      {"1h30m", 0, 0, 5400 * RP_SECONDS},
+      {"1s500ms", 0, 0, 1500 * RP_MILLISECONDS},
+      {"24h", 0, 0, DUR_ANY},
+      {"24h1s", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1m30", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1m 30s", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1m-30s", 0, RP_ERR_CONFIG, DUR_ANY},
+  };
+  size_t i;
   (void)state;
-  assert_int_equal(rp_config_parse_duration("300ms", 0, &d), 0);
-  assert_int_equal(d, 300 * RP_MILLISECONDS);
-  assert_int_equal(rp_config_parse_duration("1.5s", 0, &d), 0);
-  assert_int_equal(d, 1500 * RP_MILLISECONDS);
-  assert_int_equal(rp_config_parse_duration("2m", 0, &d), 0);
-  assert_int_equal(d, 120 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("250us", 0, &d), 0);
-  assert_int_equal(d, 250 * RP_MICROSECONDS);
-  assert_int_equal(rp_config_parse_duration("0ms", 1, &d), 0);
-  assert_int_equal(rp_config_parse_duration("0ms", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("0.0001us", 1, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("0.0001us", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("5", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("s", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("2d", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("99999999m", 0, &d), RP_ERR_CONFIG);
-  /* Hours and compound durations. */
-  assert_int_equal(rp_config_parse_duration("1h", 0, &d), 0);
-  assert_int_equal(d, 3600 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("1m30s", 0, &d), 0);
-  assert_int_equal(d, 90 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("1h30m", 0, &d), 0);
-  assert_int_equal(d, 5400 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("1s500ms", 0, &d), 0);
-  assert_int_equal(d, 1500 * RP_MILLISECONDS);
-  assert_int_equal(rp_config_parse_duration("24h", 0, &d), 0);
-  assert_int_equal(rp_config_parse_duration("24h1s", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("1m30", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("1m 30s", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("1m-30s", 0, &d), RP_ERR_CONFIG);
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    rp_duration d = 0;
+    int rv = rp_config_parse_duration(cases[i].text, cases[i].allow_zero, &d);
+    if (rv != cases[i].rv) {
+      fail_msg("duration '%s' (zero %d): %d, want %d", cases[i].text,
+               cases[i].allow_zero, rv, cases[i].rv);
+    }
+    if (cases[i].want != DUR_ANY) {
+      assert_int_equal(d, cases[i].want);
+    }
+  }
 }
 
 static void test_config_cli_resolver(void **state) {
