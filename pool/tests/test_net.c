@@ -149,14 +149,6 @@ static void wait_working(fixture *f, size_t n) {
 /* Clients                                                            */
 /* ---------------------------------------------------------------- */
 
-static void cudp_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
-  static uint8_t buf[65536];
-  (void)h;
-  (void)s;
-  b->base = (char *)buf;
-  b->len = sizeof(buf);
-}
-
 static void cudp_recv(uv_udp_t *h, ssize_t n, const uv_buf_t *buf,
                       const struct sockaddr *addr, unsigned flags) {
   fixture *f = h->data;
@@ -181,7 +173,7 @@ static void cudp_send(fixture *f, uint16_t id, uint16_t edns) {
     uv_udp_init(&f->loop, &f->cudp);
     f->cudp.data = f;
     uv_udp_bind(&f->cudp, (const struct sockaddr *)&any, 0);
-    uv_udp_recv_start(&f->cudp, cudp_alloc, cudp_recv);
+    uv_udp_recv_start(&f->cudp, rp_test_udp_alloc, cudp_recv);
   }
   assert_int_equal(
       uv_udp_try_send(&f->cudp, &b, 1, (const struct sockaddr *)&f->pool_addr),

@@ -78,10 +78,10 @@ static void res_answer(const uint8_t *q, size_t len, uint8_t *out, int tc,
   out[3] = (uint8_t)(RES_FLAG_RA | rcode);
 }
 
-static void res_udp_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
+void rp_test_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
   static uint8_t buf[65536];
   (void)h;
-  (void)s;
+  (void)suggested;
   b->base = (char *)buf;
   b->len = sizeof(buf);
 }
@@ -255,7 +255,8 @@ void rp_test_resolver_start_on(rp_test_resolver *r, uv_loop_t *loop,
   uv_udp_getsockname(&r->udp, (struct sockaddr *)&r->addr, &namelen);
   assert_int_equal(
       uv_listen((uv_stream_t *)&r->tcp, RES_BACKLOG, res_connection), 0);
-  assert_int_equal(uv_udp_recv_start(&r->udp, res_udp_alloc, res_udp_recv), 0);
+  assert_int_equal(uv_udp_recv_start(&r->udp, rp_test_udp_alloc, res_udp_recv),
+                   0);
 }
 
 void rp_test_resolver_start(rp_test_resolver *r, uv_loop_t *loop,

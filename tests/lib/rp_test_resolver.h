@@ -126,6 +126,11 @@ void rp_test_resolver_drop_conn(rp_test_resolver *r);
 void rp_test_resolver_address(const rp_test_resolver *r, const char *scheme,
                               char *out, size_t cap);
 
+/* rp_test_udp_alloc is a uv_alloc_cb giving one static 64 KiB buffer
+   (the loop is single-threaded and a datagram is consumed in its recv
+   callback); the resolver's UDP socket and a test's clients use it. */
+void rp_test_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b);
+
 /* rp_test_resolver_stop closes every handle of |r| (the loop must run
    after); held answers are not sent. */
 void rp_test_resolver_stop(rp_test_resolver *r);
