@@ -5,34 +5,22 @@
 # processes, drives them and checks counts, returning non-zero on a failed
 # check; `fr_main` runs it and, on a failure, once more (the machine is
 # shared and noisy). Every fakeres is started with --lifetime as a guard,
-# and the EXIT trap kills whatever is still running.
-
-set -u
+# and the shared exit trap (tests/lib/lib.sh, which also gives the work
+# directory and the process stop) kills whatever is still running.
 
 if [ -z "${RP_BUILD_DIR:-}" ]; then
   echo "RP_BUILD_DIR is not set (run through ctest)" >&2
   exit 2
 fi
+# shellcheck source=../../tests/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/lib.sh"
 FAKERES="$RP_BUILD_DIR/fake-resolvers/fakeres"
-FR_TMP="$(mktemp -d /tmp/fr-test.XXXXXX)"
+rp_work_init fr-test
+FR_TMP=$RP_WORK
 # FR_GUARD is the --lifetime of every fakeres: under the ctest timeout.
 FR_GUARD="${FR_GUARD:-45s}"
-FR_PIDS=""
 
-fr_cleanup() {
-  local p
-  for p in $FR_PIDS; do
-    kill -TERM "$p" 2>/dev/null || true
-  done
-  sleep 0.2
-  for p in $FR_PIDS; do
-    kill -KILL "$p" 2>/dev/null || true
-  done
-  rm -rf "$FR_TMP"
-}
-trap fr_cleanup EXIT
-
-fr_log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
+fr_log() { rp_log "$@"; }
 
 # fr_start NAME ARGS...: start fakeres with ARGS, stdout in $FR_TMP/NAME.out;
 # wait for its JSON line (5 s at most).
@@ -42,7 +30,7 @@ fr_start() {
   "$FAKERES" --lifetime "$FR_GUARD" "$@" >"$FR_TMP/$name.out" \
     2>"$FR_TMP/$name.err" &
   local pid=$!
-  FR_PIDS="$FR_PIDS $pid"
+  rp_track "$pid"
   echo "$pid" >"$FR_TMP/$name.pid"
   local _
   for _ in $(seq 100); do
@@ -79,21 +67,12 @@ EOF
 fr_stop() {
   local pid
   pid=$(cat "$FR_TMP/$1.pid")
-  kill -TERM "$pid" 2>/dev/null || true
-  local _
-  for _ in $(seq 100); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      break
-    fi
-    sleep 0.05
-  done
-  if kill -0 "$pid" 2>/dev/null; then
+  local rc=0
+  rp_stop_pid "$pid" || rc=$?
+  if [ "$rc" -eq 137 ]; then
     fr_log "fakeres $1 did not exit on SIGTERM"
-    kill -KILL "$pid" 2>/dev/null
     return 1
   fi
-  local rc=0
-  wait "$pid" || rc=$?
   if [ "$rc" -ne 0 ]; then
     fr_log "fakeres $1 exited with $rc: $(cat "$FR_TMP/$1.err")"
     return 1

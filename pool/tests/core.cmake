@@ -9,7 +9,7 @@ set(RP_CORE_HARNESS ${CMAKE_CURRENT_SOURCE_DIR}/test_core_harness.c)
 foreach(t pool select caps timing tunnel)
   rp_add_test(unit core_${t}
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_${t}.c ${RP_CORE_HARNESS}
-    LIBS rp_core TIMEOUT 60)
+    LIBS rp_core rp_test_mem TIMEOUT 60)
   target_include_directories(test_core_${t} PRIVATE
     ${PROJECT_SOURCE_DIR}/pool/dns ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
@@ -28,7 +28,7 @@ endforeach()
 # and the pool with the harness.
 rp_add_test(unit core_case
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_core_case.c ${RP_CORE_HARNESS}
-  LIBS rp_core)
+  LIBS rp_core rp_test_mem)
 target_include_directories(test_core_case PRIVATE
   ${PROJECT_SOURCE_DIR}/pool/core ${PROJECT_SOURCE_DIR}/pool/dns
   ${CMAKE_CURRENT_SOURCE_DIR})

@@ -1,9 +1,9 @@
 # Tests of the runtime (pool/net), the config parser, the scores file and
 # the respool CLI. Included from pool/tests/CMakeLists.txt.
 rp_add_test(unit config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c
-  LIBS rp_config)
+  LIBS rp_config rp_test_mem)
 rp_add_test(unit scores SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scores.c
-  LIBS rp_config)
+  LIBS rp_config rp_test_mem)
 rp_add_test(unit tcpframe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tcpframe.c
   LIBS rp_tcpframe)
 # Module tests of pool/net's internal headers (scores.h, tcpframe.h).
@@ -14,14 +14,14 @@ endforeach()
 # The runtime links the core; until the core target exists these wait.
 if(TARGET rp_net)
   rp_add_test(integration net SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_net.c
-    LIBS rp_net)
+    LIBS rp_net rp_test_resolver)
   rp_add_test(integration net_disc SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_disc.c
     LIBS rp_disc)
   # Needs the openssl command (it makes the server's certificate).
   rp_add_test(integration net_doh SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_doh.c
-    LIBS rp_net PkgConfig::NGHTTP2 OpenSSL::SSL pthread)
+    LIBS rp_net rp_test_tls rp_test_client PkgConfig::NGHTTP2)
   rp_add_test(integration net_dot SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dot.c
-    LIBS rp_net OpenSSL::SSL pthread)
+    LIBS rp_net rp_test_tls rp_test_client)
   set(_rp_net_scripts ${CMAKE_CURRENT_SOURCE_DIR}/net)
   rp_add_script_test(integration net_tcp_fallback
     ${_rp_net_scripts}/tcp_fallback.sh)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "rp_test_mem.h"
 #include "respool_config.h"
 
 #include <arpa/inet.h>
@@ -16,30 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static void *tmem_malloc(size_t size, void *ud) {
-  (void)ud;
-  return test_malloc(size);
-}
-static void tmem_free(void *p, void *ud) {
-  (void)ud;
-  test_free(p);
-}
-static void *tmem_calloc(size_t n, size_t s, void *ud) {
-  (void)ud;
-  return test_calloc(n, s);
-}
-static void *tmem_realloc(void *p, size_t s, void *ud) {
-  (void)ud;
-  return test_realloc(p, s);
-}
-static const rp_mem test_mem = {.malloc = tmem_malloc,
-                                .free = tmem_free,
-                                .calloc = tmem_calloc,
-                                .realloc = tmem_realloc};
-
 /* parse parses |json| into a fresh config, returning the result. */
 static int parse(rp_config *cfg, const char *json, char *err) {
-  rp_config_init(cfg, &test_mem);
+  rp_config_init(cfg, rp_test_mem_plain());
   err[0] = '\0';
   return rp_config_parse_json(cfg, json, strlen(json), "pool.json", err,
                               RP_CONFIG_ERRLEN);
@@ -198,40 +178,54 @@ static void test_config_bad(void **state) {
   expect_bad("[1]", "expected true", NULL);
 }
 
+/* DUR_ANY: the parsed value is not checked. */
+#define DUR_ANY UINT64_MAX
+
 static void test_config_durations(void **state) {
-  rp_duration d;
+  /* Each text, whether zero is allowed, the result and the value (simple
+     units, decimals, bounds, then hours and compound durations). */
+  static const struct {
+    const char *text;
+    int allow_zero;
+    int rv;
+    rp_duration want;
+  } cases[] = {
+      {"300ms", 0, 0, 300 * RP_MILLISECONDS},
+      {"1.5s", 0, 0, 1500 * RP_MILLISECONDS},
+      {"2m", 0, 0, 120 * RP_SECONDS},
+      {"250us", 0, 0, 250 * RP_MICROSECONDS},
+      {"0ms", 1, 0, DUR_ANY},
+      {"0ms", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"0.0001us", 1, RP_ERR_CONFIG, DUR_ANY},
+      {"0.0001us", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"5", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"s", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"2d", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"99999999m", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1h", 0, 0, 3600 * RP_SECONDS},
+      {"1m30s", 0, 0, 90 * RP_SECONDS},
+      {"1h30m", 0, 0, 5400 * RP_SECONDS},
+      {"1s500ms", 0, 0, 1500 * RP_MILLISECONDS},
+      {"24h", 0, 0, DUR_ANY},
+      {"24h1s", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1m30", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1m 30s", 0, RP_ERR_CONFIG, DUR_ANY},
+      {"1m-30s", 0, RP_ERR_CONFIG, DUR_ANY},
+  };
+  size_t i;
   (void)state;
-  assert_int_equal(rp_config_parse_duration("300ms", 0, &d), 0);
-  assert_int_equal(d, 300 * RP_MILLISECONDS);
-  assert_int_equal(rp_config_parse_duration("1.5s", 0, &d), 0);
-  assert_int_equal(d, 1500 * RP_MILLISECONDS);
-  assert_int_equal(rp_config_parse_duration("2m", 0, &d), 0);
-  assert_int_equal(d, 120 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("250us", 0, &d), 0);
-  assert_int_equal(d, 250 * RP_MICROSECONDS);
-  assert_int_equal(rp_config_parse_duration("0ms", 1, &d), 0);
-  assert_int_equal(rp_config_parse_duration("0ms", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("0.0001us", 1, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("0.0001us", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("5", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("s", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("2d", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("99999999m", 0, &d), RP_ERR_CONFIG);
-  /* Hours and compound durations. */
-  assert_int_equal(rp_config_parse_duration("1h", 0, &d), 0);
-  assert_int_equal(d, 3600 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("1m30s", 0, &d), 0);
-  assert_int_equal(d, 90 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("1h30m", 0, &d), 0);
-  assert_int_equal(d, 5400 * RP_SECONDS);
-  assert_int_equal(rp_config_parse_duration("1s500ms", 0, &d), 0);
-  assert_int_equal(d, 1500 * RP_MILLISECONDS);
-  assert_int_equal(rp_config_parse_duration("24h", 0, &d), 0);
-  assert_int_equal(rp_config_parse_duration("24h1s", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("1m30", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("1m 30s", 0, &d), RP_ERR_CONFIG);
-  assert_int_equal(rp_config_parse_duration("1m-30s", 0, &d), RP_ERR_CONFIG);
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    rp_duration d = 0;
+    int rv = rp_config_parse_duration(cases[i].text, cases[i].allow_zero, &d);
+    if (rv != cases[i].rv) {
+      fail_msg("duration '%s' (zero %d): %d, want %d", cases[i].text,
+               cases[i].allow_zero, rv, cases[i].rv);
+    }
+    if (cases[i].want != DUR_ANY) {
+      assert_int_equal(d, cases[i].want);
+    }
+  }
 }
 
 static void test_config_cli_resolver(void **state) {
@@ -239,7 +233,7 @@ static void test_config_cli_resolver(void **state) {
   char err[RP_CONFIG_ERRLEN];
   struct sockaddr_storage ss;
   (void)state;
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_int_equal(rp_config_add_resolver(&cfg, "127.0.0.1:5300",
                                           "command line", "-r", err,
                                           sizeof(err)),
@@ -267,7 +261,7 @@ static void test_config_file(void **state) {
   assert_true(fd >= 0);
   assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_int_equal(rp_config_load_file(&cfg, path, err, sizeof(err)),
                    RP_ERR_CONFIG);
   assert_non_null(strstr(err, path));
@@ -275,7 +269,7 @@ static void test_config_file(void **state) {
   assert_non_null(strstr(err, "x.y"));
   rp_config_free(&cfg);
   unlink(path);
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_int_equal(rp_config_load_file(&cfg, path, err, sizeof(err)),
                    RP_ERR_IO);
   assert_non_null(strstr(err, path));
@@ -314,7 +308,7 @@ static void test_config_duplicates(void **state) {
   char err[RP_CONFIG_ERRLEN], log[1024] = "";
   size_t i;
   (void)state;
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   for (i = 0; i < sizeof(specs) / sizeof(specs[0]); ++i) {
     assert_int_equal(rp_config_add_resolver(&cfg, specs[i], "command line",
                                             "-r", err, sizeof(err)),
@@ -338,7 +332,7 @@ static void test_config_duplicates(void **state) {
 static void test_config_listen_loopback(void **state) {
   rp_config cfg;
   (void)state;
-  rp_config_init(&cfg, &test_mem);
+  rp_config_init(&cfg, rp_test_mem_plain());
   assert_true(rp_config_listen_is_loopback(&cfg));
   cfg.has_listen = 1;
   assert_int_equal(rp_config_parse_listen("127.3.4.5:53", &cfg.listen), 0);

@@ -14,48 +14,6 @@
 /* H_MAX_STEPS guards against a pool that never lets time advance. */
 #define H_MAX_STEPS 50000000UL
 
-static void *h_malloc(size_t size, void *ud) {
-  h_mem *c = ud;
-
-  if (c->fail_at >= 0 && c->count++ == c->fail_at) {
-    return NULL;
-  }
-  return test_malloc(size);
-}
-
-static void h_freefn(void *ptr, void *ud) {
-  (void)ud;
-  if (ptr != NULL) {
-    test_free(ptr);
-  }
-}
-
-static void *h_calloc(size_t n, size_t size, void *ud) {
-  h_mem *c = ud;
-
-  if (c->fail_at >= 0 && c->count++ == c->fail_at) {
-    return NULL;
-  }
-  return test_calloc(n, size);
-}
-
-static void *h_realloc(void *ptr, size_t size, void *ud) {
-  h_mem *c = ud;
-
-  if (c->fail_at >= 0 && c->count++ == c->fail_at) {
-    return NULL;
-  }
-  return test_realloc(ptr, size);
-}
-
-void h_mem_init(rp_mem *mem, h_mem *ctl) {
-  *mem = (rp_mem){.user_data = ctl,
-                  .malloc = h_malloc,
-                  .free = h_freefn,
-                  .calloc = h_calloc,
-                  .realloc = h_realloc};
-}
-
 static uint64_t h_next(uint64_t *s) {
   /* xorshift64* */
   uint64_t x = *s;
@@ -475,15 +433,14 @@ int h_init(harness *h, const rp_settings *set, uint64_t seed) {
   h->rng = seed ? seed : 1;
   h->fake_rng = (seed ^ 0x9e3779b97f4a7c15ULL) | 1;
   h->hash = H_FNV_OFFSET;
-  h->memctl.fail_at = -1;
-  h_mem_init(&h->mem, &h->memctl);
+  rp_test_mem_init(&h->mem);
   h->sends = test_calloc(H_MAX_SENDS, sizeof(h_send));
   h->answers = test_calloc(H_MAX_QUERIES, 1);
   h->failed_q = test_calloc(H_MAX_QUERIES, 1);
   h->firsts = test_calloc(H_MAX_QUERIES, 1);
   h->first_at = test_calloc(H_MAX_QUERIES, sizeof(rp_tstamp));
   h->submit_at = test_calloc(H_MAX_QUERIES, sizeof(rp_tstamp));
-  return rp_pool_new(&h->pool, &h->set, &h_callbacks, &h->mem, h);
+  return rp_pool_new(&h->pool, &h->set, &h_callbacks, &h->mem.mem, h);
 }
 
 void h_free(harness *h) {

@@ -8,8 +8,8 @@
  * dead. Client queries are numbered; query n has client id n and DNS ID
  * n & 0xffff and asks for "q<n>.t.example" TXT. Every action of the pool
  * is folded into a hash for the determinism test. Memory goes through
- * cmocka's test_malloc so leaks fail the test; allocation number
- * |fail_at| fails for the failmalloc test.
+ * the shared leak-checking allocator (tests/lib/rp_test_mem.h), so leaks
+ * fail the test.
  */
 #ifndef TEST_CORE_HARNESS_H
 #define TEST_CORE_HARNESS_H
@@ -22,6 +22,7 @@
 
 #include "respool.h"
 #include "dns.h"
+#include "rp_test_mem.h"
 
 /* H_MAX_FAKES: room for a thousand dead resolvers listed unchecked beside
    a few live ones (test_core_select_unproven_dead). */
@@ -29,12 +30,6 @@
 #define H_MAX_QUERIES (1u << 16)
 #define H_MAX_SENDS (1u << 16)
 #define H_MSG_MAX 1400
-
-/* h_mem counts allocations and fails number |fail_at| (-1: never). */
-typedef struct h_mem {
-  long count;
-  long fail_at;
-} h_mem;
 
 typedef struct h_fake {
   /* Behaviour. */
@@ -125,8 +120,8 @@ typedef struct h_send {
 typedef struct harness {
   rp_pool *pool;
   rp_settings set;
-  rp_mem mem;
-  h_mem memctl;
+  /* mem is the pool's allocator (never fails). */
+  rp_test_mem mem;
   rp_tstamp now;
   h_fake fakes[H_MAX_FAKES];
   size_t nfakes;
@@ -165,9 +160,6 @@ typedef struct harness {
                        const uint8_t *data, size_t len, uint32_t flags);
   void *hook_data;
 } harness;
-
-/* h_mem_init fills |mem| with the test allocator over |ctl|. */
-void h_mem_init(rp_mem *mem, h_mem *ctl);
 
 /* h_init starts a harness with |set| (copied), a pool and seed |seed|.
    Returns the rp_pool_new result. */

@@ -341,8 +341,7 @@ static void test_core_pool_remove_resolver(void **state) {
 static void test_core_pool_failmalloc(void **state) {
   rp_settings set;
   harness h;
-  h_mem ctl;
-  rp_mem mem;
+  rp_test_mem tm;
   rp_pool *pool;
   long n;
   int rv, i;
@@ -353,11 +352,11 @@ static void test_core_pool_failmalloc(void **state) {
   h_default_settings(&set);
   set.max_inflight = 64;
   assert_int_equal(h_init(&h, &set, 1), 0);
+  rp_test_mem_init(&tm);
   for (n = 0;; ++n) {
-    ctl = (h_mem){.count = 0, .fail_at = n};
-    h_mem_init(&mem, &ctl);
     pool = NULL;
-    rv = h_pool_new(&pool, &set, &mem, &h);
+    rv = h_pool_new(&pool, &set,
+                    rp_test_mem_fail_at(&tm, n, RP_TEST_MEM_FAIL_ONE), &h);
     /* Forty resolvers grow every array at least twice. */
     for (i = 0; rv == 0 && i < 40; ++i) {
       rv = rp_pool_add_resolver(pool, &cfg, &id, 0);

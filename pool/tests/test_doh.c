@@ -1,11 +1,11 @@
 /*
  * test_doh.c: the DoH transport against a scripted HTTP/2 server.
  *
- * The server runs in a thread on blocking sockets (OpenSSL + nghttp2,
- * ALPN h2, a self-signed certificate for dns.test made with the openssl
- * command). The first label of each question picks its behaviour:
- * "s429" answers HTTP 429, "s503" answers 503, "rst" resets the stream
- * (RST_STREAM), "goaway" answers and then sends GOAWAY; anything else is
+ * The server is the shared TLS test server (tests/lib/rp_test_tls.h: a
+ * thread on blocking sockets, a self-signed certificate for dns.test)
+ * speaking HTTP/2 (nghttp2, ALPN h2). The first label of each question picks
+ * its behaviour: "s429" answers HTTP 429, "s503" answers 503, "rst" resets the
+ * stream (RST_STREAM), "goaway" answers and then sends GOAWAY; anything else is
  * answered 200 with the query echoed as an answer (QR set), but only when
  * the DNS ID on the wire is 0 (RFC 8484), else 400.
  *
@@ -24,14 +24,14 @@
 
 #include "respool_net.h"
 #include "dns.h"
+#include "rp_test_client.h"
+#include "rp_test_tls.h"
 
 #include <arpa/inet.h>
 #include <nghttp2/nghttp2.h>
 #include <netinet/in.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +40,6 @@
 
 /* GUARD_MS fails a case still running after it. */
 #define GUARD_MS 15000
-/* POLL_MS is how often the server thread looks at its stop flag. */
-#define POLL_MS 50
 /* BODY_MAX bounds a request body. */
 #define BODY_MAX 4096
 /* HTTP statuses the server sends. */
@@ -62,15 +60,6 @@ typedef struct sstream {
   size_t olen, ooff;
   char status[4];
 } sstream;
-
-typedef struct server {
-  int lfd;
-  uint16_t port;
-  SSL_CTX *ctx;
-  pthread_t th;
-  volatile int stop;
-  char dir[64];
-} server;
 
 static int alpn_select(SSL *ssl, const unsigned char **out,
                        unsigned char *outlen, const unsigned char *in,
@@ -208,18 +197,11 @@ static int s_close(nghttp2_session *ng, int32_t sid, uint32_t err, void *ud) {
 }
 
 /* s_conn serves one connection until it closes or the server stops. */
-static void s_conn(server *sv, int fd) {
-  SSL *ssl = SSL_new(sv->ctx);
+static void s_conn(rp_test_tls_server *sv, SSL *ssl, int fd) {
   nghttp2_session_callbacks *cbs;
   nghttp2_session *ng = NULL;
   nghttp2_settings_entry iv = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100};
   uint8_t buf[16384];
-  SSL_set_fd(ssl, fd);
-  if (SSL_accept(ssl) != 1) {
-    ERR_clear_error();
-    SSL_free(ssl);
-    return;
-  }
   nghttp2_session_callbacks_new(&cbs);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, s_begin_headers);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, s_data);
@@ -240,7 +222,7 @@ static void s_conn(server *sv, int fd) {
     if (!nghttp2_session_want_read(ng) && !nghttp2_session_want_write(ng)) {
       break;
     }
-    if (SSL_pending(ssl) == 0 && poll(&p, 1, POLL_MS) <= 0) {
+    if (SSL_pending(ssl) == 0 && poll(&p, 1, RP_TEST_TLS_POLL_MS) <= 0) {
       continue;
     }
     n = SSL_read(ssl, buf, sizeof(buf));
@@ -250,114 +232,11 @@ static void s_conn(server *sv, int fd) {
   }
 done:
   nghttp2_session_del(ng);
-  ERR_clear_error();
-  SSL_free(ssl);
-}
-
-static void *s_main(void *arg) {
-  server *sv = arg;
-  while (!sv->stop) {
-    struct pollfd p = {.fd = sv->lfd, .events = POLLIN};
-    int fd;
-    if (poll(&p, 1, POLL_MS) <= 0) {
-      continue;
-    }
-    fd = accept(sv->lfd, NULL, NULL);
-    if (fd >= 0) {
-      s_conn(sv, fd);
-      close(fd);
-    }
-  }
-  return NULL;
-}
-
-static void server_start(server *sv) {
-  struct sockaddr_in sin = {.sin_family = AF_INET};
-  socklen_t len = sizeof(sin);
-  char cmd[512], cert[128], key[128];
-  snprintf(sv->dir, sizeof(sv->dir), "/tmp/rp-doh-test.XXXXXX");
-  assert_non_null(mkdtemp(sv->dir));
-  snprintf(cert, sizeof(cert), "%s/cert.pem", sv->dir);
-  snprintf(key, sizeof(key), "%s/key.pem", sv->dir);
-  snprintf(cmd, sizeof(cmd),
-           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-           "-nodes -days 1 -subj /CN=dns.test -addext "
-           "subjectAltName=DNS:dns.test -keyout %s -out %s 2>/dev/null",
-           key, cert);
-  assert_int_equal(system(cmd), 0);
-  sv->ctx = SSL_CTX_new(TLS_server_method());
-  assert_non_null(sv->ctx);
-  assert_int_equal(
-      SSL_CTX_use_certificate_file(sv->ctx, cert, SSL_FILETYPE_PEM), 1);
-  assert_int_equal(SSL_CTX_use_PrivateKey_file(sv->ctx, key, SSL_FILETYPE_PEM),
-                   1);
-  SSL_CTX_set_alpn_select_cb(sv->ctx, alpn_select, NULL);
-  sv->lfd = socket(AF_INET, SOCK_STREAM, 0);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(sv->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-  assert_int_equal(listen(sv->lfd, 8), 0);
-  getsockname(sv->lfd, (struct sockaddr *)&sin, &len);
-  sv->port = ntohs(sin.sin_port);
-  assert_int_equal(pthread_create(&sv->th, NULL, s_main, sv), 0);
-}
-
-static void server_stop(server *sv) {
-  char cmd[128];
-  sv->stop = 1;
-  pthread_join(sv->th, NULL);
-  close(sv->lfd);
-  SSL_CTX_free(sv->ctx);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", sv->dir);
-  assert_int_equal(system(cmd), 0);
 }
 
 /* ---------------------------------------------------------------- */
-/* Client side                                                        */
+/* Client side (the client is tests/lib/rp_test_client.h)             */
 /* ---------------------------------------------------------------- */
-
-typedef struct client {
-  uv_udp_t udp;
-  uint8_t rbuf[4096];
-  /* rcode[id] is the rcode of the answer to query |id|, or -1. */
-  int rcode[32];
-  int answers;
-} client;
-
-static void c_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
-  client *c = h->data;
-  (void)s;
-  b->base = (char *)c->rbuf;
-  b->len = sizeof(c->rbuf);
-}
-
-static void c_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *b,
-                   const struct sockaddr *from, unsigned flags) {
-  client *c = u->data;
-  uint16_t id;
-  (void)from;
-  (void)flags;
-  if (n < RP_DNS_HEADER_LEN) {
-    return;
-  }
-  id = rp_dns_get_id((const uint8_t *)b->base);
-  if (id < sizeof(c->rcode) / sizeof(c->rcode[0])) {
-    c->rcode[id] = (uint8_t)b->base[3] & RP_DNS_RCODE_MASK;
-    ++c->answers;
-  }
-}
-
-static void c_send(client *c, const struct sockaddr *to, uint16_t id,
-                   const char *name) {
-  uint8_t q[512];
-  rp_dns_name qn;
-  rp_ssize n;
-  uv_buf_t b;
-  assert_int_equal(rp_dns_name_from_text(&qn, name), 0);
-  n = rp_dns_build_query(q, sizeof(q), id, &qn, RP_DNS_TYPE_A, 0);
-  assert_true(n > 0);
-  b = uv_buf_init((char *)q, (unsigned int)n);
-  assert_true(uv_udp_try_send(&c->udp, &b, 1, to) > 0);
-}
 
 static void guard_cb(uv_timer_t *t) {
   (void)t;
@@ -378,10 +257,10 @@ static void closed_cb(rp_net_pool *np, void *ud) {
 }
 
 static void test_doh_statuses_reset_goaway(void **state) {
-  server sv = {0};
+  rp_test_tls_server sv;
   uv_loop_t loop;
   uv_timer_t guard;
-  client c = {0};
+  rp_test_client c;
   rp_config cfg;
   rp_net_options opts = {0};
   rp_net_pool *np = NULL;
@@ -389,17 +268,17 @@ static void test_doh_statuses_reset_goaway(void **state) {
   rp_net_resolver_info info;
   struct sockaddr_storage lis;
   socklen_t lislen;
-  struct sockaddr_in any = {.sin_family = AF_INET};
-  char err[RP_CONFIG_ERRLEN], url[128], ca[96];
+  char err[RP_CONFIG_ERRLEN], url[128];
   int closed = 0;
   size_t i;
   (void)state;
-  server_start(&sv);
+  rp_test_tls_server_init(&sv, "doh");
+  SSL_CTX_set_alpn_select_cb(sv.ctx, alpn_select, NULL);
+  rp_test_tls_server_run(&sv, s_conn, NULL);
   uv_loop_init(&loop);
   rp_config_init(&cfg, NULL);
   snprintf(url, sizeof(url), "https://dns.test@127.0.0.1:%u/dns-query",
            sv.port);
-  snprintf(ca, sizeof(ca), "%s/cert.pem", sv.dir);
   assert_int_equal(rp_config_parse_json(&cfg,
                                         "{\"deadline\": \"1s\", "
                                         "\"pretest_domain\": \"\"}",
@@ -409,26 +288,19 @@ static void test_doh_statuses_reset_goaway(void **state) {
                    0);
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
-  cfg.tls_ca = strdup(ca);
+  cfg.tls_ca = strdup(sv.cert);
   opts.config = &cfg;
   opts.log = log_cb;
   opts.log_level = RP_LOG_DEBUG;
   assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
   rp_config_free(&cfg);
   rp_net_pool_get_address(np, &lis, &lislen);
-  uv_udp_init(&loop, &c.udp);
-  c.udp.data = &c;
-  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  uv_udp_bind(&c.udp, (const struct sockaddr *)&any, 0);
-  uv_udp_recv_start(&c.udp, c_alloc, c_recv);
+  rp_test_client_init(&c, &loop);
   uv_timer_init(&loop, &guard);
   uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
-  for (i = 0; i < sizeof(c.rcode) / sizeof(c.rcode[0]); ++i) {
-    c.rcode[i] = -1;
-  }
 
   /* A plain answer: the ID went out as 0 and came back as the client's. */
-  c_send(&c, (const struct sockaddr *)&lis, 1, "ok1.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 1, "ok1.example");
   while (c.rcode[1] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -438,7 +310,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   for (i = 10; i < 20; ++i) {
     char name[32];
     snprintf(name, sizeof(name), "warm%zu.example", i);
-    c_send(&c, (const struct sockaddr *)&lis, (uint16_t)i, name);
+    rp_test_client_send(&c, (const struct sockaddr *)&lis, (uint16_t)i, name);
     while (c.rcode[i] < 0) {
       uv_run(&loop, UV_RUN_ONCE);
     }
@@ -449,8 +321,8 @@ static void test_doh_statuses_reset_goaway(void **state) {
      the server refuses its stream (above the GOAWAY's last stream), the
      pool tries again, the transport holds the try until the old
      connection closed and sends it on a new one. */
-  c_send(&c, (const struct sockaddr *)&lis, 5, "goaway.example");
-  c_send(&c, (const struct sockaddr *)&lis, 6, "ok2.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 5, "goaway.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 6, "ok2.example");
   while (c.rcode[5] < 0 || c.rcode[6] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -458,7 +330,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(c.rcode[6], RP_DNS_RCODE_NOERROR);
   rp_net_pool_get_counters(np, &k);
   assert_true(k.doh_goaways >= 1);
-  c_send(&c, (const struct sockaddr *)&lis, 7, "ok3.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 7, "ok3.example");
   while (c.rcode[7] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -466,9 +338,9 @@ static void test_doh_statuses_reset_goaway(void **state) {
 
   /* 429 and 503 are refusals; a reset fails the try. With no other
      resolver the client gets an error answer. */
-  c_send(&c, (const struct sockaddr *)&lis, 2, "s429.example");
-  c_send(&c, (const struct sockaddr *)&lis, 3, "s503.example");
-  c_send(&c, (const struct sockaddr *)&lis, 4, "rst.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 2, "s429.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 3, "s503.example");
+  rp_test_client_send(&c, (const struct sockaddr *)&lis, 4, "rst.example");
   while (c.rcode[2] < 0 || c.rcode[3] < 0 || c.rcode[4] < 0) {
     uv_run(&loop, UV_RUN_ONCE);
   }
@@ -498,12 +370,12 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(k.tls_failures, 0);
 
   rp_net_pool_stop(np, closed_cb, &closed);
-  uv_close((uv_handle_t *)&c.udp, NULL);
+  rp_test_client_close(&c);
   uv_close((uv_handle_t *)&guard, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_true(closed);
   assert_int_equal(uv_loop_close(&loop), 0);
-  server_stop(&sv);
+  rp_test_tls_server_stop(&sv);
 }
 
 int main(void) {

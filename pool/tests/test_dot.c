@@ -1,8 +1,8 @@
 /*
  * test_dot.c: the DoT transport against a scripted TLS server.
  *
- * The server runs in a thread on blocking sockets (OpenSSL, a
- * self-signed certificate for dns.test made with the openssl command).
+ * The server is the shared TLS test server (tests/lib/rp_test_tls.h: a
+ * thread on blocking sockets, a self-signed certificate for dns.test).
  * It reads framed queries (RFC 7858: two-byte length), collects what
  * arrives within BATCH_MS of the first one, and answers the batch in
  * reverse order (QR set): pipelined queries, out-of-order answers.
@@ -24,13 +24,13 @@
 
 #include "respool_net.h"
 #include "dns.h"
+#include "rp_test_client.h"
+#include "rp_test_tls.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +39,6 @@
 
 /* GUARD_MS fails a case still running after it. */
 #define GUARD_MS 15000
-/* POLL_MS is how often the server thread looks at its stop flag. */
-#define POLL_MS 50
 /* BATCH_MS is how long the server collects queries after the first. */
 #define BATCH_MS 60
 /* MAX_BATCH bounds one batch. */
@@ -51,11 +49,8 @@
 #define NPARALLEL 5
 
 typedef struct server {
-  int lfd;
-  uint16_t port;
-  SSL_CTX *ctx;
-  pthread_t th;
-  volatile int stop;
+  /* tls is the listening TLS server; its user_data is this server. */
+  rp_test_tls_server tls;
   /* close_after: close the connection after the batch that brings its
      answers to this many (0 = never); set by the test, cleared by the
      server when it closes. */
@@ -66,7 +61,6 @@ typedef struct server {
   volatile int zero_after;
   volatile int max_batch;
   volatile int connections;
-  char dir[64];
 } server;
 
 typedef struct msg {
@@ -106,20 +100,14 @@ static int s_read_msg(SSL *ssl, int fd, msg *m, int timeout_ms) {
   return 1;
 }
 
-static void s_conn(server *sv, int fd) {
-  SSL *ssl = SSL_new(sv->ctx);
+static void s_conn(rp_test_tls_server *tls, SSL *ssl, int fd) {
+  server *sv = tls->user_data;
   static msg batch[MAX_BATCH];
   int answered = 0;
-  SSL_set_fd(ssl, fd);
-  if (SSL_accept(ssl) != 1) {
-    ERR_clear_error();
-    SSL_free(ssl);
-    return;
-  }
   ++sv->connections;
-  while (!sv->stop) {
+  while (!tls->stop) {
     int n = 0, r, i;
-    r = s_read_msg(ssl, fd, &batch[0], POLL_MS);
+    r = s_read_msg(ssl, fd, &batch[0], RP_TEST_TLS_POLL_MS);
     if (r < 0) {
       break;
     }
@@ -164,106 +152,13 @@ static void s_conn(server *sv, int fd) {
       break;
     }
   }
-  ERR_clear_error();
-  SSL_free(ssl);
 }
 
-static void *s_main(void *arg) {
-  server *sv = arg;
-  while (!sv->stop) {
-    struct pollfd p = {.fd = sv->lfd, .events = POLLIN};
-    int fd;
-    if (poll(&p, 1, POLL_MS) <= 0) {
-      continue;
-    }
-    fd = accept(sv->lfd, NULL, NULL);
-    if (fd >= 0) {
-      s_conn(sv, fd);
-      close(fd);
-    }
-  }
-  return NULL;
-}
-
-static void server_start(server *sv) {
-  struct sockaddr_in sin = {.sin_family = AF_INET};
-  socklen_t len = sizeof(sin);
-  char cmd[512], cert[128], key[128];
-  snprintf(sv->dir, sizeof(sv->dir), "/tmp/rp-dot-test.XXXXXX");
-  assert_non_null(mkdtemp(sv->dir));
-  snprintf(cert, sizeof(cert), "%s/cert.pem", sv->dir);
-  snprintf(key, sizeof(key), "%s/key.pem", sv->dir);
-  snprintf(cmd, sizeof(cmd),
-           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-           "-nodes -days 1 -subj /CN=dns.test -addext "
-           "subjectAltName=DNS:dns.test -keyout %s -out %s 2>/dev/null",
-           key, cert);
-  assert_int_equal(system(cmd), 0);
-  sv->ctx = SSL_CTX_new(TLS_server_method());
-  assert_non_null(sv->ctx);
-  assert_int_equal(
-      SSL_CTX_use_certificate_file(sv->ctx, cert, SSL_FILETYPE_PEM), 1);
-  assert_int_equal(SSL_CTX_use_PrivateKey_file(sv->ctx, key, SSL_FILETYPE_PEM),
-                   1);
-  sv->lfd = socket(AF_INET, SOCK_STREAM, 0);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(sv->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-  assert_int_equal(listen(sv->lfd, 8), 0);
-  getsockname(sv->lfd, (struct sockaddr *)&sin, &len);
-  sv->port = ntohs(sin.sin_port);
-  assert_int_equal(pthread_create(&sv->th, NULL, s_main, sv), 0);
-}
-
-static void server_stop(server *sv) {
-  char cmd[128];
-  sv->stop = 1;
-  pthread_join(sv->th, NULL);
-  close(sv->lfd);
-  SSL_CTX_free(sv->ctx);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", sv->dir);
-  assert_int_equal(system(cmd), 0);
-}
-
-typedef struct client {
-  uv_udp_t udp;
-  uint8_t rbuf[4096];
-  int rcode[64];
-} client;
-
-static void c_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
-  client *c = h->data;
-  (void)s;
-  b->base = (char *)c->rbuf;
-  b->len = sizeof(c->rbuf);
-}
-
-static void c_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *b,
-                   const struct sockaddr *from, unsigned flags) {
-  client *c = u->data;
-  uint16_t id;
-  (void)from;
-  (void)flags;
-  if (n < RP_DNS_HEADER_LEN) {
-    return;
-  }
-  id = rp_dns_get_id((const uint8_t *)b->base);
-  if (id < sizeof(c->rcode) / sizeof(c->rcode[0])) {
-    c->rcode[id] = (uint8_t)b->base[3] & RP_DNS_RCODE_MASK;
-  }
-}
-
-static void c_send(client *c, const struct sockaddr *to, uint16_t id) {
-  uint8_t q[512];
-  rp_dns_name qn;
+/* c_send sends query "q<id>.example" with ID |id|. */
+static void c_send(rp_test_client *c, const struct sockaddr *to, uint16_t id) {
   char name[32];
-  rp_ssize n;
-  uv_buf_t b;
   snprintf(name, sizeof(name), "q%u.example", id);
-  assert_int_equal(rp_dns_name_from_text(&qn, name), 0);
-  n = rp_dns_build_query(q, sizeof(q), id, &qn, RP_DNS_TYPE_A, 0);
-  assert_true(n > 0);
-  b = uv_buf_init((char *)q, (unsigned int)n);
-  assert_true(uv_udp_try_send(&c->udp, &b, 1, to) > 0);
+  rp_test_client_send(c, to, id, name);
 }
 
 static void guard_cb(uv_timer_t *t) {
@@ -281,41 +176,32 @@ static void test_dot_pipelined_out_of_order(void **state) {
   server sv = {0};
   uv_loop_t loop;
   uv_timer_t guard;
-  client c;
+  rp_test_client c;
   rp_config cfg;
   rp_net_options opts = {0};
   rp_net_pool *np = NULL;
   rp_net_counters k;
   struct sockaddr_storage lis;
   socklen_t lislen;
-  struct sockaddr_in any = {.sin_family = AF_INET};
-  char err[RP_CONFIG_ERRLEN], url[128], ca[96];
+  char err[RP_CONFIG_ERRLEN], url[128];
   int closed = 0, done;
   uint16_t i;
   (void)state;
-  memset(&c, 0, sizeof(c));
-  for (i = 0; i < sizeof(c.rcode) / sizeof(c.rcode[0]); ++i) {
-    c.rcode[i] = -1;
-  }
-  server_start(&sv);
+  rp_test_tls_server_init(&sv.tls, "dot");
+  rp_test_tls_server_run(&sv.tls, s_conn, &sv);
   uv_loop_init(&loop);
   rp_config_init(&cfg, NULL);
-  snprintf(url, sizeof(url), "dot://dns.test@127.0.0.1:%u", sv.port);
-  snprintf(ca, sizeof(ca), "%s/cert.pem", sv.dir);
+  snprintf(url, sizeof(url), "dot://dns.test@127.0.0.1:%u", sv.tls.port);
   assert_int_equal(
       rp_config_parse_json(&cfg, json, strlen(json), "t", err, sizeof(err)), 0);
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
-  cfg.tls_ca = strdup(ca);
+  cfg.tls_ca = strdup(sv.tls.cert);
   opts.config = &cfg;
   assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
   rp_config_free(&cfg);
   rp_net_pool_get_address(np, &lis, &lislen);
-  uv_udp_init(&loop, &c.udp);
-  c.udp.data = &c;
-  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  uv_udp_bind(&c.udp, (const struct sockaddr *)&any, 0);
-  uv_udp_recv_start(&c.udp, c_alloc, c_recv);
+  rp_test_client_init(&c, &loop);
   uv_timer_init(&loop, &guard);
   uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
 
@@ -394,12 +280,12 @@ static void test_dot_pipelined_out_of_order(void **state) {
   assert_int_equal(sv.connections, 3);
 
   rp_net_pool_stop(np, closed_cb, &closed);
-  uv_close((uv_handle_t *)&c.udp, NULL);
+  rp_test_client_close(&c);
   uv_close((uv_handle_t *)&guard, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_true(closed);
   assert_int_equal(uv_loop_close(&loop), 0);
-  server_stop(&sv);
+  rp_test_tls_server_stop(&sv.tls);
 }
 
 int main(void) {

@@ -1,8 +1,9 @@
 /*
  * test_net.c: the runtime on loopback against an in-process responder.
  *
- * Each case runs a uv loop holding a pool (rp_net_pool_start), a tiny
- * responder (UDP and TCP on one 127.0.0.1 port) and clients, asserts the
+ * Each case runs a uv loop holding a pool (rp_net_pool_start), a
+ * responder (tests/lib/rp_test_resolver.h: UDP and TCP on one 127.0.0.1
+ * port, run by a fake resolver profile) and clients, asserts the
  * answers, stops the pool and checks that every handle closed
  * (uv_loop_close() == 0). A guard timer fails a case that hangs.
  */
@@ -14,6 +15,7 @@
 
 #include "respool_net.h"
 #include "dns.h"
+#include "rp_test_resolver.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,229 +27,6 @@
 
 /* GUARD_MS fails a case still running after it. */
 #define GUARD_MS 8000
-/* MAX_PENDING is how many delayed answers the responder holds. */
-#define MAX_PENDING 64
-
-/* ---------------------------------------------------------------- */
-/* Responder                                                          */
-/* ---------------------------------------------------------------- */
-
-typedef struct pending_answer {
-  uint8_t buf[512];
-  size_t len;
-  struct sockaddr_storage to;
-  int used;
-} pending_answer;
-
-typedef struct responder {
-  uv_udp_t udp;
-  uv_tcp_t tcp;
-  uv_tcp_t conn;
-  int conn_open;
-  uv_timer_t delay_timer;
-  struct sockaddr_in addr;
-  /* truncate: UDP answers carry TC; TCP answers are NXDOMAIN. */
-  int truncate;
-  /* delay_ms holds UDP answers that long. */
-  unsigned delay_ms;
-  pending_answer pending[MAX_PENDING];
-  uint8_t rbuf[4096];
-  size_t rlen;
-  uint8_t wbuf[4096];
-  uv_write_t wreq;
-  int udp_queries, tcp_queries;
-} responder;
-
-static void make_answer(const uint8_t *q, size_t len, uint8_t *out,
-                        size_t *olen, int tc, int nxdomain) {
-  memcpy(out, q, len);
-  out[2] |= 0x80; /* QR */
-  if (tc) {
-    out[2] |= 0x02;
-  }
-  out[3] = (uint8_t)(0x80 | (nxdomain ? RP_DNS_RCODE_NXDOMAIN : 0));
-  *olen = len;
-}
-
-static void resp_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
-  static uint8_t buf[65536];
-  (void)h;
-  (void)s;
-  b->base = (char *)buf;
-  b->len = sizeof(buf);
-}
-
-static void resp_delay_cb(uv_timer_t *t) {
-  responder *r = t->data;
-  size_t i;
-  for (i = 0; i < MAX_PENDING; ++i) {
-    if (r->pending[i].used) {
-      uv_buf_t b =
-          uv_buf_init((char *)r->pending[i].buf, (unsigned)r->pending[i].len);
-      uv_udp_try_send(&r->udp, &b, 1,
-                      (const struct sockaddr *)&r->pending[i].to);
-      r->pending[i].used = 0;
-    }
-  }
-}
-
-static void resp_udp_recv(uv_udp_t *h, ssize_t n, const uv_buf_t *buf,
-                          const struct sockaddr *addr, unsigned flags) {
-  responder *r = h->data;
-  uint8_t out[512];
-  size_t olen;
-  (void)flags;
-  if (n < RP_DNS_HEADER_LEN || !addr || (size_t)n > sizeof(out)) {
-    return;
-  }
-  ++r->udp_queries;
-  make_answer((const uint8_t *)buf->base, (size_t)n, out, &olen, r->truncate,
-              0);
-  if (r->delay_ms) {
-    size_t i;
-    for (i = 0; i < MAX_PENDING; ++i) {
-      if (!r->pending[i].used) {
-        memcpy(r->pending[i].buf, out, olen);
-        r->pending[i].len = olen;
-        memcpy(&r->pending[i].to, addr, sizeof(struct sockaddr_in));
-        r->pending[i].used = 1;
-        break;
-      }
-    }
-    uv_timer_start(&r->delay_timer, resp_delay_cb, r->delay_ms, 0);
-    return;
-  }
-  {
-    uv_buf_t b = uv_buf_init((char *)out, (unsigned)olen);
-    uv_udp_try_send(&r->udp, &b, 1, addr);
-  }
-}
-
-static void resp_conn_alloc(uv_handle_t *h, size_t s, uv_buf_t *b) {
-  responder *r = h->data;
-  (void)s;
-  b->base = (char *)r->rbuf + r->rlen;
-  b->len = sizeof(r->rbuf) - r->rlen;
-}
-
-static void resp_conn_read(uv_stream_t *h, ssize_t n, const uv_buf_t *buf) {
-  responder *r = h->data;
-  size_t off = 0, wlen = 0;
-  (void)buf;
-  if (n < 0) {
-    if (r->conn_open) {
-      uv_close((uv_handle_t *)&r->conn, NULL);
-      r->conn_open = 0;
-    }
-    return;
-  }
-  r->rlen += (size_t)n;
-  while (r->rlen - off >= 2) {
-    size_t mlen = (size_t)(r->rbuf[off] << 8 | r->rbuf[off + 1]);
-    size_t olen;
-    if (r->rlen - off < 2 + mlen || wlen + 2 + mlen > sizeof(r->wbuf)) {
-      break;
-    }
-    ++r->tcp_queries;
-    make_answer(r->rbuf + off + 2, mlen, r->wbuf + wlen + 2, &olen, 0,
-                r->truncate);
-    r->wbuf[wlen] = (uint8_t)(olen >> 8);
-    r->wbuf[wlen + 1] = (uint8_t)olen;
-    wlen += 2 + olen;
-    off += 2 + mlen;
-  }
-  memmove(r->rbuf, r->rbuf + off, r->rlen - off);
-  r->rlen -= off;
-  if (wlen) {
-    uv_buf_t b = uv_buf_init((char *)r->wbuf, (unsigned)wlen);
-    uv_try_write((uv_stream_t *)&r->conn, &b, 1);
-  }
-}
-
-static void resp_connection(uv_stream_t *server, int status) {
-  responder *r = server->data;
-  if (status < 0 || r->conn_open) {
-    return;
-  }
-  uv_tcp_init(server->loop, &r->conn);
-  r->conn.data = r;
-  r->conn_open = 1;
-  if (uv_accept(server, (uv_stream_t *)&r->conn) == 0) {
-    uv_read_start((uv_stream_t *)&r->conn, resp_conn_alloc, resp_conn_read);
-  }
-}
-
-/* A reserved port: a UDP and a TCP socket of 127.0.0.1 bound to one
-   free port number, the TCP one not listening (a connect to it is
-   refused), so nothing else on the machine can take the number before a
-   responder starts on it. Port 0 gives a free UDP port whose TCP twin may
-   be taken: try again on a fresh pair. */
-typedef struct {
-  int udp, tcp, port;
-} port_reservation;
-
-static void port_reserve(port_reservation *pr) {
-  int tries;
-  pr->udp = pr->tcp = -1;
-  for (tries = 0; tries < 50; ++tries) {
-    struct sockaddr_in a;
-    socklen_t alen = sizeof(a);
-    int udp = socket(AF_INET, SOCK_DGRAM, 0);
-    int tcp = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    uv_ip4_addr("127.0.0.1", 0, &a);
-    setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(udp, (const struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(udp, (struct sockaddr *)&a, &alen) == 0 &&
-        bind(tcp, (const struct sockaddr *)&a, sizeof(a)) == 0) {
-      pr->udp = udp;
-      pr->tcp = tcp;
-      pr->port = ntohs(a.sin_port);
-      return;
-    }
-    close(udp);
-    close(tcp);
-  }
-  fail_msg("no free UDP and TCP port pair on 127.0.0.1 in 50 tries");
-}
-
-/* resp_start_reserved starts a responder on a reserved port's sockets
-   (the responder owns them from then on). */
-static void resp_start_reserved(responder *r, uv_loop_t *loop,
-                                const port_reservation *pr) {
-  int namelen = sizeof(r->addr);
-  memset(r, 0, sizeof(*r));
-  assert_int_equal(uv_timer_init(loop, &r->delay_timer), 0);
-  r->delay_timer.data = r;
-  assert_int_equal(uv_udp_init(loop, &r->udp), 0);
-  assert_int_equal(uv_tcp_init(loop, &r->tcp), 0);
-  assert_int_equal(uv_udp_open(&r->udp, pr->udp), 0);
-  assert_int_equal(uv_tcp_open(&r->tcp, pr->tcp), 0);
-  r->udp.data = r->tcp.data = r;
-  uv_udp_getsockname(&r->udp, (struct sockaddr *)&r->addr, &namelen);
-  assert_int_equal(uv_listen((uv_stream_t *)&r->tcp, 8, resp_connection), 0);
-  assert_int_equal(uv_udp_recv_start(&r->udp, resp_alloc, resp_udp_recv), 0);
-}
-
-static void resp_start(responder *r, uv_loop_t *loop) {
-  port_reservation pr;
-  port_reserve(&pr);
-  resp_start_reserved(r, loop, &pr);
-}
-
-static void resp_stop(responder *r) {
-  uv_close((uv_handle_t *)&r->udp, NULL);
-  uv_close((uv_handle_t *)&r->tcp, NULL);
-  uv_close((uv_handle_t *)&r->delay_timer, NULL);
-  if (r->conn_open) {
-    uv_close((uv_handle_t *)&r->conn, NULL);
-    r->conn_open = 0;
-  }
-}
-
-static void resp_spec(const responder *r, const char *scheme, char *out,
-                      size_t cap) {
-  snprintf(out, cap, "%s127.0.0.1:%u", scheme, ntohs(r->addr.sin_port));
-}
 
 /* ---------------------------------------------------------------- */
 /* Fixture                                                            */
@@ -259,7 +38,7 @@ typedef struct fixture {
   uv_timer_t step;
   rp_net_pool *np;
   int closed;
-  responder resp;
+  rp_test_resolver resp;
   rp_config cfg;
   struct sockaddr_storage pool_addr;
   /* UDP client. */
@@ -309,7 +88,7 @@ static void fx_init(fixture *f) {
   f->guard.data = f->step.data = f;
   uv_timer_start(&f->guard, guard_cb, GUARD_MS, 0);
   uv_unref((uv_handle_t *)&f->guard);
-  resp_start(&f->resp, &f->loop);
+  rp_test_resolver_start(&f->resp, &f->loop, "");
   rp_config_init(&f->cfg, NULL);
 }
 
@@ -327,7 +106,7 @@ static void fx_start_pool(fixture *f) {
 
 static void fx_add(fixture *f, const char *scheme) {
   char spec[64], err[RP_CONFIG_ERRLEN];
-  resp_spec(&f->resp, scheme, spec, sizeof(spec));
+  rp_test_resolver_address(&f->resp, scheme, spec, sizeof(spec));
   assert_int_equal(
       rp_config_add_resolver(&f->cfg, spec, "test", "-r", err, sizeof(err)), 0);
 }
@@ -336,7 +115,7 @@ static void fx_finish(fixture *f) {
   if (f->np) {
     rp_net_pool_stop(f->np, pool_closed, f);
   }
-  resp_stop(&f->resp);
+  rp_test_resolver_stop(&f->resp);
   uv_close((uv_handle_t *)&f->guard, NULL);
   uv_close((uv_handle_t *)&f->step, NULL);
   uv_run(&f->loop, UV_RUN_DEFAULT);
@@ -394,7 +173,7 @@ static void cudp_send(fixture *f, uint16_t id, uint16_t edns) {
     uv_udp_init(&f->loop, &f->cudp);
     f->cudp.data = f;
     uv_udp_bind(&f->cudp, (const struct sockaddr *)&any, 0);
-    uv_udp_recv_start(&f->cudp, resp_alloc, cudp_recv);
+    uv_udp_recv_start(&f->cudp, rp_test_udp_alloc, cudp_recv);
   }
   assert_int_equal(
       uv_udp_try_send(&f->cudp, &b, 1, (const struct sockaddr *)&f->pool_addr),
@@ -531,7 +310,7 @@ static void test_net_late_tcp_answer(void **state) {
   fx_add(&f, "");
   fx_start_pool(&f);
   wait_working(&f, 1);
-  f.resp.delay_ms = 150;
+  rp_test_resolver_set_spec(&f.resp, "latency=150ms");
   ctcp_connect(&f);
   uv_timer_start(&f.step, late_step, 50, 0);
   while (f.phase < 2) {
@@ -620,8 +399,7 @@ static void test_net_tcp_reconnect(void **state) {
   /* The resolver drops the connection; the pool sees EOF, and the next
      query opens a new connection. */
   assert_true(f.resp.conn_open);
-  uv_close((uv_handle_t *)&f.resp.conn, NULL);
-  f.resp.conn_open = 0;
+  rp_test_resolver_drop_conn(&f.resp);
   uv_timer_start(&f.step, reconnect_step, 50, 0);
   while (f.phase < 2) {
     uv_run(&f.loop, UV_RUN_ONCE);
@@ -640,16 +418,16 @@ static void test_net_tcp_reconnect(void **state) {
 
 static void test_net_recheck(void **state) {
   fixture f;
-  responder late;
+  rp_test_resolver late;
   rp_net_options opts;
   rp_net_resolver_info info;
   char spec[64], err[RP_CONFIG_ERRLEN];
-  port_reservation pr;
+  rp_test_port pr;
   (void)state;
   fx_init(&f);
   /* The port stays reserved while the resolver is down (its TCP socket
      bound, not listening), so a parallel test cannot take it first. */
-  port_reserve(&pr);
+  rp_test_port_reserve(&pr);
   snprintf(spec, sizeof(spec), "tcp://127.0.0.1:%d", pr.port);
   assert_int_equal(
       rp_config_add_resolver(&f.cfg, spec, "test", "-r", err, sizeof(err)), 0);
@@ -666,7 +444,7 @@ static void test_net_recheck(void **state) {
   }
   /* The resolver comes up: the next re-check (fewer than 10 work) adds
      it, after the TCP backoff has passed. */
-  resp_start_reserved(&late, &f.loop, &pr);
+  rp_test_resolver_start_on(&late, &f.loop, &pr, "");
   for (;;) {
     rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
     if (info.check == RP_NET_CHECK_PASSED) {
@@ -675,7 +453,7 @@ static void test_net_recheck(void **state) {
     uv_run(&f.loop, UV_RUN_ONCE);
   }
   assert_true(late.tcp_queries >= 1);
-  resp_stop(&late);
+  rp_test_resolver_stop(&late);
   fx_finish(&f);
 }
 
@@ -896,13 +674,13 @@ static void test_net_direct_queries(void **state) {
 static void test_net_direct_full(void **state) {
   fixture f;
   rp_net_counters c;
-  port_reservation silent;
+  rp_test_port silent;
   char spec[64], err[RP_CONFIG_ERRLEN];
   rp_tstamp now;
   uint32_t i, n = RP_NET_DIRECT_ANSWERS + 100;
   (void)state;
   fx_init(&f);
-  port_reserve(&silent);
+  rp_test_port_reserve(&silent);
   snprintf(spec, sizeof(spec), "127.0.0.1:%d", silent.port);
   assert_int_equal(
       rp_config_add_resolver(&f.cfg, spec, "test", "-r", err, sizeof(err)), 0);
@@ -926,8 +704,7 @@ static void test_net_direct_full(void **state) {
   assert_true(c.direct_dropped > 0);
   assert_int_equal((uint64_t)f.direct_answers + c.direct_dropped, n);
   assert_int_equal(f.direct_rcode, RP_DNS_RCODE_SERVFAIL);
-  close(silent.udp);
-  close(silent.tcp);
+  rp_test_port_release(&silent);
   fx_finish(&f);
 }
 

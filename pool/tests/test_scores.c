@@ -7,33 +7,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "rp_test_mem.h"
 #include "scores.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void *tmem_malloc(size_t size, void *ud) {
-  (void)ud;
-  return test_malloc(size);
-}
-static void tmem_free(void *p, void *ud) {
-  (void)ud;
-  test_free(p);
-}
-static void *tmem_calloc(size_t n, size_t s, void *ud) {
-  (void)ud;
-  return test_calloc(n, s);
-}
-static void *tmem_realloc(void *p, size_t s, void *ud) {
-  (void)ud;
-  return test_realloc(p, s);
-}
-static const rp_mem test_mem = {.malloc = tmem_malloc,
-                                .free = tmem_free,
-                                .calloc = tmem_calloc,
-                                .realloc = tmem_realloc};
 
 static void write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "wb");
@@ -53,7 +33,7 @@ static void test_scores_roundtrip(void **state) {
   (void)state;
   tmp_path(path, sizeof(path));
   unlink(path);
-  rp_scores_init(&s, &test_mem);
+  rp_scores_init(&s, rp_test_mem_plain());
   assert_int_equal(
       rp_scores_load(&s, path, "generic_resolvers", err, sizeof(err)),
       RP_ERR_NOT_FOUND);
@@ -99,7 +79,7 @@ static void test_scores_corrupt(void **state) {
   int v;
   (void)state;
   tmp_path(path, sizeof(path));
-  rp_scores_init(&s, &test_mem);
+  rp_scores_init(&s, rp_test_mem_plain());
   write_file(path, "{\"generic_resolvers\": {\"1.1.1.1\": 2, ");
   err[0] = '\0';
   assert_int_equal(
@@ -133,7 +113,7 @@ static void test_scores_unwritable(void **state) {
   rp_scores s;
   char err[256];
   (void)state;
-  rp_scores_init(&s, &test_mem);
+  rp_scores_init(&s, rp_test_mem_plain());
   assert_int_equal(rp_scores_set(&s, "x", 1), 0);
   assert_int_equal(rp_scores_save(&s, "/nonexistent-dir/s.json",
                                   "generic_resolvers", err, sizeof(err)),
@@ -147,7 +127,7 @@ static void test_scores_many(void **state) {
   char name[32];
   int i, v;
   (void)state;
-  rp_scores_init(&s, &test_mem);
+  rp_scores_init(&s, rp_test_mem_plain());
   for (i = 0; i < 2000; ++i) {
     snprintf(name, sizeof(name), "10.0.%d.%d", (i * 7919) % 256, i % 256);
     assert_int_equal(rp_scores_set(&s, name, i % 21 - 10), 0);

@@ -78,36 +78,35 @@ static void test_sim_three_unlimited_spread(void **state) {
   }
 }
 
+/* test_sim_third_avoided runs 20 s of 100 q/s over three resolvers of
+   |specs| and fails unless the third got under 5 % of the queries;
+   |what| names it in the message. */
+static void test_sim_third_avoided(const char *const specs[3],
+                                   const char *what) {
+  sim *s = test_sim_make(RP_KIND_GENERIC, 1, "rate=100,seconds=20", specs, 3);
+  double share;
+  test_sim_run_ok(s);
+  share = test_sim_share(s, 2);
+  if (share >= 0.05) {
+    fail_msg("the %s resolver got %.3f of the queries", what, share);
+  }
+  sim_del(s);
+}
+
 static void test_sim_slow_avoided(void **state) {
   static const char *const specs[] = {"latency=10ms,jitter=1ms",
                                       "latency=10ms,jitter=1ms",
                                       "latency=100ms,jitter=10ms"};
-  sim *s;
-  double share;
   (void)state;
-  s = test_sim_make(RP_KIND_GENERIC, 1, "rate=100,seconds=20", specs, 3);
-  test_sim_run_ok(s);
-  share = test_sim_share(s, 2);
-  if (share >= 0.05) {
-    fail_msg("the 10x slower resolver got %.3f of the queries", share);
-  }
-  sim_del(s);
+  test_sim_third_avoided(specs, "10x slower");
 }
 
 static void test_sim_lossy_avoided(void **state) {
   static const char *const specs[] = {"latency=10ms,jitter=1ms",
                                       "latency=10ms,jitter=1ms,loss=10%",
                                       "latency=10ms,jitter=1ms,loss=30%"};
-  sim *s;
-  double share;
   (void)state;
-  s = test_sim_make(RP_KIND_GENERIC, 1, "rate=100,seconds=20", specs, 3);
-  test_sim_run_ok(s);
-  share = test_sim_share(s, 2);
-  if (share >= 0.05) {
-    fail_msg("the 30 %% loss resolver got %.3f of the queries", share);
-  }
-  sim_del(s);
+  test_sim_third_avoided(specs, "30 % loss");
 }
 
 /* TEST_LIMITED_SUM is the sum of the three limits, q/s. */
@@ -209,42 +208,13 @@ static void test_sim_guard_stops(void **state) {
                                   sizeof(err)),
                    0);
   cfg.max_events = 10000;
-  assert_int_equal(sim_new(&s, &cfg, &test_sim_mem), 0);
+  assert_int_equal(sim_new(&s, &cfg, rp_test_mem_plain()), 0);
   fr_spec_default(&spec);
   assert_int_equal(fr_spec_parse(&spec, specs[0], err, sizeof(err)), 0);
   assert_int_equal(sim_add_resolver(s, &spec, NULL), 0);
   assert_int_equal(sim_run(s), RP_ERR_PROTO);
   assert_non_null(strstr(sim_error(s), "max_events"));
   sim_del(s);
-}
-
-/* test_failmem counts allocations and fails the one numbered |fail_at|
-   (0-based) and every one after it. */
-typedef struct test_failmem {
-  size_t n;
-  size_t fail_at;
-} test_failmem;
-
-static int test_failmem_fail(void *user_data) {
-  test_failmem *fm = user_data;
-  return fm->n++ >= fm->fail_at;
-}
-
-static void *test_fm_malloc(size_t size, void *user_data) {
-  return test_failmem_fail(user_data) ? NULL : test_malloc(size);
-}
-
-static void test_fm_free(void *ptr, void *user_data) {
-  (void)user_data;
-  test_free(ptr);
-}
-
-static void *test_fm_calloc(size_t nmemb, size_t size, void *user_data) {
-  return test_failmem_fail(user_data) ? NULL : test_calloc(nmemb, size);
-}
-
-static void *test_fm_realloc(void *ptr, size_t size, void *user_data) {
-  return test_failmem_fail(user_data) ? NULL : test_realloc(ptr, size);
 }
 
 /* TEST_FAILMEM_MAX bounds the failmalloc loop. */
@@ -254,26 +224,22 @@ static void *test_fm_realloc(void *ptr, size_t size, void *user_data) {
    failure is reported as out of memory (or a callback failure carrying
    it) and sim_del frees everything (cmocka checks for leaks). */
 static void test_sim_failmalloc(void **state) {
-  test_failmem fm;
-  rp_mem mem = {.user_data = &fm,
-                .malloc = test_fm_malloc,
-                .free = test_fm_free,
-                .calloc = test_fm_calloc,
-                .realloc = test_fm_realloc};
+  rp_test_mem tm;
   size_t at;
   int done = 0;
   (void)state;
+  rp_test_mem_init(&tm);
   for (at = 0; at < TEST_FAILMEM_MAX && !done; ++at) {
     sim_config cfg;
     sim *s = NULL;
     fr_spec spec;
     char err[FR_ERRBUF_LEN];
     int rv;
-    fm = (test_failmem){.n = 0, .fail_at = at};
     sim_config_default(&cfg, RP_KIND_DNSTT);
     assert_int_equal(
         sim_load_parse(&cfg.load, "rate=200,seconds=2", err, sizeof(err)), 0);
-    rv = sim_new(&s, &cfg, &mem);
+    rv = sim_new(&s, &cfg,
+                 rp_test_mem_fail_at(&tm, (long)at, RP_TEST_MEM_FAIL_FROM));
     if (rv != 0) {
       assert_int_equal(rv, RP_ERR_NOMEM);
       continue;
@@ -281,9 +247,8 @@ static void test_sim_failmalloc(void **state) {
     fr_spec_default(&spec);
     rv = sim_add_resolver(s, &spec, NULL);
     if (rv == 0) {
-      assert_int_equal(fr_spec_parse(&spec, "latency=5ms,loss=10%", err,
-                                     sizeof(err)),
-                       0);
+      assert_int_equal(
+          fr_spec_parse(&spec, "latency=5ms,loss=10%", err, sizeof(err)), 0);
       rv = sim_add_resolver(s, &spec, NULL);
     }
     if (rv == 0) {

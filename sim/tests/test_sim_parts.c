@@ -2,7 +2,7 @@
  * test_sim_parts.c: the simulator's pure parts: the event heap's (ts,
  * seq) order, load specs, resolver changes and scenario files.
  */
-#include "test_sim_mem.h"
+#include "rp_test_mem.h"
 
 #include "fr_profile.h"
 #include "sim_heap.h"
@@ -29,7 +29,7 @@ static void test_sim_heap_order(void **state) {
   uint64_t last_seq = 0;
   int first = 1;
   (void)state;
-  sim_heap_init(&heap, &test_sim_mem);
+  sim_heap_init(&heap, rp_test_mem_plain());
   assert_null(sim_heap_top(&heap));
   assert_int_equal(sim_heap_pop(&heap, &ev), RP_ERR_NOT_FOUND);
   for (i = 0; i < TEST_HEAP_N; ++i) {

@@ -5,7 +5,7 @@
 #ifndef TEST_SIM_RUN_H
 #define TEST_SIM_RUN_H
 
-#include "test_sim_mem.h"
+#include "rp_test_mem.h"
 
 #include "sim.h"
 
@@ -25,7 +25,7 @@ static inline sim *test_sim_make(rp_kind kind, uint64_t seed, const char *load,
   if (sim_load_parse(&cfg.load, load, err, sizeof(err)) != 0) {
     fail_msg("load '%s': %s", load, err);
   }
-  assert_int_equal(sim_new(&s, &cfg, &test_sim_mem), 0);
+  assert_int_equal(sim_new(&s, &cfg, rp_test_mem_plain()), 0);
   for (i = 0; i < n; ++i) {
     fr_spec spec;
     fr_spec_default(&spec);

@@ -2,7 +2,8 @@
 # lib_tunnel.sh: sourced by the tunnel scripts (tests/tunnel_transfer.sh,
 # tests/tunnel_files.sh, bench/tunnel_kbps.sh). It picks the programs of a
 # tunnel kind, starts the tunnel server and the fake resolvers in front of
-# it on loopback, and stops both on exit.
+# it on loopback, and stops both on exit. The work directory, the exit
+# trap and the wait for a first line are the shared tests/lib/lib.sh.
 #
 #   tun_init KIND            sets build (RP_BUILD_DIR), server and client
 #                            for KIND (dnstt | md; else exit 2), work (a
@@ -18,6 +19,9 @@
 #                            resolver, in order
 # srv_pid and fr_pid are the running processes ("" once stopped).
 
+# shellcheck source=../../tests/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/lib.sh"
+
 tun_domain=t.example
 
 tun_init() {
@@ -27,25 +31,25 @@ tun_init() {
     md) server=$build/tunnels/tun-md-server client=$build/tunnels/tun-md-client ;;
     *) echo "unknown kind $1" >&2; exit 2 ;;
   esac
-  work=$(mktemp -d)
+  rp_work_init tun-test
+  work=$RP_WORK
   srv_pid="" fr_pid=""
-  trap tun_cleanup EXIT
+  rp_on_exit tun_cleanup
 }
 
+# tun_cleanup stops the fake resolvers, then the server (those still
+# running: a script clears a pid it stopped itself).
 tun_cleanup() {
   [ -n "$fr_pid" ] && kill -TERM "$fr_pid" 2>/dev/null && wait "$fr_pid" 2>/dev/null
   [ -n "$srv_pid" ] && kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-  rm -rf "$work"
+  return 0
 }
 
 wait_line() {
-  local _
-  for _ in $(seq 1 100); do
-    [ -s "$1" ] && head -1 "$1" | grep -q '}' && return 0
-    sleep 0.05
-  done
-  echo "no output in $1" >&2
-  return 1
+  rp_wait_line "$1" '}' 50 || {
+    echo "no output in $1" >&2
+    return 1
+  }
 }
 
 tun_start_server() {

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "arq.h"
-#include "testmem.h"
+#include "rp_test_mem.h"
 
 /* Link model of one direction. */
 #define LINK_SLOTS 4096
@@ -107,8 +107,8 @@ static void run_transfer(size_t nbytes_ab, size_t nbytes_ba, unsigned loss,
   sb = sa;
   sb.mss = 120;
   sb.peer_mss = 900;
-  assert_int_equal(tun_arq_new(&a, &sa, test_mem()), 0);
-  assert_int_equal(tun_arq_new(&b, &sb, test_mem()), 0);
+  assert_int_equal(tun_arq_new(&a, &sa, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_new(&b, &sb, rp_test_mem_plain()), 0);
 
   while (ra < nbytes_ba || rb < nbytes_ab) {
     rp_ssize flen;
@@ -221,8 +221,8 @@ static void test_arq_rto(void **state) {
   (void)state;
   memset(data, 7, sizeof(data));
   tun_arq_settings_default(&s);
-  assert_int_equal(tun_arq_new(&a, &s, test_mem()), 0);
-  assert_int_equal(tun_arq_new(&b, &s, test_mem()), 0);
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_new(&b, &s, rp_test_mem_plain()), 0);
   /* Twenty exchanges with a 200 ms round trip. */
   for (i = 0; i < 20; ++i) {
     assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
@@ -265,7 +265,7 @@ static void test_arq_hostile(void **state) {
   rng_state = 99;
   tun_arq_settings_default(&s);
   s.peer_mss = 64;
-  assert_int_equal(tun_arq_new(&a, &s, test_mem()), 0);
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
   for (k = 0; k < 20000; ++k) {
     len = rng() % sizeof(buf);
     for (i = 0; i < len; ++i) {
@@ -303,7 +303,7 @@ static void test_arq_nack(void **state) {
   memset(data, 1, sizeof(data));
   tun_arq_settings_default(&s);
   s.mss = 100;
-  assert_int_equal(tun_arq_new(&a, &s, test_mem()), 0);
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
   assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
   n = tun_arq_output(a, buf, 113, now, &sent);
   assert_true(n > 0);
@@ -335,22 +335,25 @@ static void test_arq_nack(void **state) {
 static void test_arq_failmalloc(void **state) {
   tun_arq_settings s;
   tun_arq *a = NULL;
-  int n, rv;
+  rp_test_mem tm;
+  long n;
+  int rv;
 
   (void)state;
   tun_arq_settings_default(&s);
+  rp_test_mem_init(&tm);
   for (n = 0;; ++n) {
-    test_mem_fail_after(n);
-    rv = tun_arq_new(&a, &s, test_mem());
+    rv =
+        tun_arq_new(&a, &s, rp_test_mem_fail_at(&tm, n, RP_TEST_MEM_FAIL_FROM));
     if (rv == 0) {
       break;
     }
     assert_int_equal(rv, RP_ERR_NOMEM);
   }
-  test_mem_fail_after(-1);
   tun_arq_del(a);
   s.snd_wnd = 0;
-  assert_int_equal(tun_arq_new(&a, &s, test_mem()), RP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()),
+                   RP_ERR_INVALID_ARGUMENT);
 }
 
 int main(void) {

@@ -14,7 +14,7 @@
 #include "tunsrv.h"
 #include "tuncli.h"
 #include "tunxfer.h"
-#include "testmem.h"
+#include "rp_test_mem.h"
 
 #define OUT_SLOTS 1024
 #define MSG_MAX 2048
@@ -148,7 +148,7 @@ static tun_srv *new_server(sent_rec *r, tun_mode mode, size_t max_sessions) {
   assert_int_equal(rp_dns_name_from_text(&s.domain, "t.example"), 0);
   s.max_sessions = max_sessions;
   s.max_held = 16;
-  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, test_mem(), r), 0);
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
   return srv;
 }
 
@@ -244,7 +244,7 @@ static void test_tunwire_server_hold(void **state) {
   tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
   assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
   cs.sid = 42;
-  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
   n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, now, NULL);
   assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
   assert_int_equal(r->n, 0);
@@ -297,7 +297,7 @@ static void test_tunwire_server_caps(void **state) {
   tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
   assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
   cs.sid = 77;
-  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
   for (k = 0; k < 20; ++k) {
     n = tun_cli_build_query(cli, q, sizeof(q), (uint16_t)k, (uint16_t)k, now,
                             NULL);
@@ -347,7 +347,7 @@ static void run_session(tun_mode mode, size_t down, size_t up,
   assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
   cs.sid = 0xabcdef;
   cs.down_limit = 500;
-  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
   r->serve_bytes = down;
   /* Simplified: each step sends |inflight| queries, delivers the
      answers the server gave 20 ms later, and drops some. */
@@ -450,7 +450,7 @@ static void test_tunwire_client_hostile(void **state) {
   (void)state;
   tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
   assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
-  assert_int_equal(tun_cli_new(&cli, &cs, test_mem()), 0);
+  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
   for (k = 0; k < 20000; ++k) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
     len = (size_t)(seed >> 33) % 600;

@@ -1,47 +1,38 @@
-# lib.sh: helpers shared by the runtime's integration scripts (sourced).
+# lib.sh: helpers of the runtime's integration scripts (sourced). The
+# common parts (directories, work dir, exit trap, process kill, waiting
+# for a line, ports) are the shared tests/lib/lib.sh; this file keeps what
+# is the runtime's: respool, fakeres, tinyres and dnsperf helpers.
 #
 # Environment: RP_BUILD_DIR and RP_SOURCE_DIR (set by ctest), or
 # RESPOOL_BIN / FAKERES_BIN to point at other binaries. Every process a
-# script starts is recorded and killed by its own pid at exit.
+# script starts is recorded in PIDS and killed by its own pid at exit.
 
-set -u
+# shellcheck source=../../../tests/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../../tests/lib/lib.sh"
 
-RP_BUILD_DIR=${RP_BUILD_DIR:-$(cd "$(dirname "$0")/../../../build" 2>/dev/null && pwd)}
-RP_SOURCE_DIR=${RP_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 RESPOOL_BIN=${RESPOOL_BIN:-$RP_BUILD_DIR/pool/cli/respool}
 FAKERES_BIN=${FAKERES_BIN:-$RP_BUILD_DIR/fake-resolvers/fakeres}
 TINYRES=${TINYRES:-$RP_SOURCE_DIR/pool/tests/net/tinyres.py}
 
-WORK=$(mktemp -d /tmp/rp-net-test.XXXXXX)
+rp_work_init rp-net-test
+WORK=$RP_WORK
 PIDS=""
 
-cleanup() {
-  local p
-  for p in $PIDS; do
-    kill "$p" 2>/dev/null
-  done
-  for p in $PIDS; do
-    wait "$p" 2>/dev/null
-  done
-  if [ "${KEEP_WORK:-0}" = 1 ]; then
-    echo "work dir kept: $WORK" >&2
-  else
-    rm -rf "$WORK"
-  fi
+# net_track_pids hands the scripts' PIDS to the shared exit trap.
+net_track_pids() {
+  # shellcheck disable=SC2086 # one pid a word
+  rp_track $PIDS
 }
-trap cleanup EXIT
+rp_on_exit net_track_pids
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+fail() { rp_fail "$@"; }
 
 note() {
   echo "# $*" >&2
 }
 
-# need CMD...: skip (exit 77 is not used by ctest here, so pass with a
-# note) when a tool is missing.
+# need CMD...: fail when a tool is missing (it is a dependency, not an
+# option: run.sh deps installs it).
 need() {
   local c
   for c in "$@"; do
@@ -52,37 +43,25 @@ need() {
 # wait_line FILE [ERRFILE]: waits up to 10 s for FILE to have a first
 # line; on failure names the last lines of ERRFILE.
 wait_line() {
-  local i
-  for i in $(seq 1 100); do
-    if [ -s "$1" ] && head -1 "$1" | grep -q .; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  fail "no output in $1${2:+: $(tail -3 "$2" 2>/dev/null)}"
+  rp_wait_line "$1" || fail "no output in $1${2:+: $(tail -3 "$2" 2>/dev/null)}"
 }
 
-# free_low_port: prints a port below the kernel's ephemeral range that is
-# free for UDP and TCP on 127.0.0.1. A test that stops a server and starts
-# it again on the same port needs one: an ephemeral port, once freed, may
-# be taken by any socket the pool opens meanwhile (it rotates its upstream
-# source ports).
-free_low_port() {
-  python3 -c 'import random, socket
-lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-for _ in range(200):
-    p = random.randint(max(1024, lo - 12000), lo - 1)
-    try:
-        for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
-            s = socket.socket(socket.AF_INET, t)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("127.0.0.1", p))
-            s.close()
-    except OSError:
-        continue
-    print(p)
-    break'
+# wait_log FILE TEXT WHAT: waits up to 5 s for TEXT in FILE (a log);
+# fails with "WHAT: " and the file.
+wait_log() {
+  local i
+  for i in $(seq 1 50); do
+    grep -q "$2" "$1" && return 0
+    sleep 0.1
+  done
+  fail "$3: $(cat "$1")"
 }
+
+# free_low_port: rp_free_low_port (tests/lib/lib.sh). A test that stops a
+# server and starts it again on the same port needs one: an ephemeral
+# port, once freed, may be taken by any socket the pool opens meanwhile
+# (it rotates its upstream source ports).
+free_low_port() { rp_free_low_port; }
 
 # start_fakeres NAME ARGS...: runs fakeres, sets FR_<NAME>_PID and writes
 # its address line to $WORK/NAME.out.
@@ -102,11 +81,8 @@ fakeres_udp() {
     'import json,sys; print(json.load(sys.stdin)["resolvers"][int(sys.argv[1])]["udp"])' "$2"
 }
 
-# stop_pid PID: SIGTERM and wait.
-stop_pid() {
-  kill -TERM "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-}
+# stop_pid PID: SIGTERM and wait (SIGKILL after 5 s).
+stop_pid() { rp_stop_pid "$1"; }
 
 # stop_respool NAME: SIGTERM respool, wait, and fail unless it exited 0
 # without a sanitizer report in $WORK/NAME.err.

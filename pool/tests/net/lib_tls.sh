@@ -5,6 +5,17 @@
 # front of a fakeres. Every process is recorded in PIDS (lib.sh kills
 # them at exit).
 
+# tls_backend: what the DoT/DoH checks start with: their tools, the
+# certificates in $WORK (make_certs), a fakeres "fr" answering every
+# query, and two free ports DOT and DOH for dnsdist.
+tls_backend() {
+  need dig dnsdist openssl python3 "$RESPOOL_BIN" "$FAKERES_BIN"
+  make_certs "$WORK"
+  start_fakeres fr --answer
+  DOT=$(free_port)
+  DOH=$(free_port)
+}
+
 # free_port: prints a free TCP port of 127.0.0.1 (UDP too, usually).
 free_port() {
   python3 -c 'import socket

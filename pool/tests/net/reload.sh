@@ -53,11 +53,7 @@ sent_of() {
 
 write_cfg "{\"resolvers\": [\"$SLOW\"]}"
 start_respool rp -c "$CFG" --stats-json "$WORK/stats.json" --stats 500ms
-for i in $(seq 1 50); do
-  grep -q "start-up check: 1 of 1" "$WORK/rp.err" && break
-  sleep 0.1
-done
-grep -q "start-up check: 1 of 1" "$WORK/rp.err" || fail "start: $(cat "$WORK/rp.err")"
+wait_log "$WORK/rp.err" "start-up check: 1 of 1" "start"
 
 dnsperf_data "$WORK/q.txt" 20000 A
 dnsperf -s "$RP_HOST" -p "$RP_PORT" -d "$WORK/q.txt" -l 9 -Q 800 -c 4 -t 6 \
@@ -127,11 +123,7 @@ if command -v dnsdist >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1; the
   TLS="\"dot://dns.test@127.0.0.1:$DOT\", \"https://dns.test@127.0.0.1:$DOH/dns-query\""
   write_cfg "{\"resolvers\": [$TLS], \"tls_ca\": \"$WORK/ca.pem\"}"
   start_respool rp -c "$CFG" --stats-json "$WORK/tls.json" --stats 500ms
-  for i in $(seq 1 50); do
-    grep -q "start-up check: 2 of 2" "$WORK/rp.err" && break
-    sleep 0.1
-  done
-  grep -q "start-up check: 2 of 2" "$WORK/rp.err" || fail "TLS start: $(cat "$WORK/rp.err")"
+  wait_log "$WORK/rp.err" "start-up check: 2 of 2" "TLS start"
   dnsperf -s "$RP_HOST" -p "$RP_PORT" -d "$WORK/q.txt" -l 5 -Q 300 -c 2 -t 6 \
     >"$WORK/perf-tls.out" 2>&1 &
   PERF=$!

@@ -10,12 +10,7 @@
 #   verify error and tls_failures counts it; a wrong name is refused too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_tls.sh"
-need dig dnsdist openssl python3 "$RESPOOL_BIN" "$FAKERES_BIN"
-
-make_certs "$WORK"
-start_fakeres fr --answer
-DOT=$(free_port)
-DOH=$(free_port)
+tls_backend
 # A short idle timeout so that the resumption check does not wait long.
 DD_IDLE=1 start_dnsdist dd "$(fakeres_udp fr 0)" "$DOT" "$DOH" \
   "setTCPRecvTimeout(1)"

@@ -6,12 +6,7 @@
 # new TLS connection. Prints how long the reconnection took.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_tls.sh"
-need dig dnsdist openssl python3 "$RESPOOL_BIN" "$FAKERES_BIN"
-
-make_certs "$WORK"
-start_fakeres fr --answer
-DOT=$(free_port)
-DOH=$(free_port)
+tls_backend
 start_dnsdist dd "$(fakeres_udp fr 0)" "$DOT" "$DOH"
 
 dig_a() {
