@@ -164,6 +164,23 @@ void rp_config_init(rp_config *cfg, const rp_mem *mem);
 /* rp_config_free frees what |cfg| owns and leaves it empty. */
 void rp_config_free(rp_config *cfg);
 
+/* rp_config_string names an owned string field of rp_config. */
+typedef enum rp_config_string {
+  RP_CONFIG_SCORES_FILE,    /* scores_file */
+  RP_CONFIG_PRETEST_DOMAIN, /* pretest_domain ("" switches the check off) */
+  RP_CONFIG_TLS_CA,         /* tls_ca */
+  RP_CONFIG_TLS_NAME,       /* tls_name */
+  RP_CONFIG_LIST_FILE,      /* discovery.list_file */
+  RP_CONFIG_DATA_FILE       /* discovery.data_file */
+} rp_config_string;
+
+/* rp_config_set_string replaces the string |field| of |cfg| with a copy
+   of |value| (allocated with cfg->mem; the old one is freed), as a later
+   source overriding an earlier one does. Returns 0, RP_ERR_NOMEM (the
+   field unchanged) or RP_ERR_INVALID_ARGUMENT (no such field). */
+int rp_config_set_string(rp_config *cfg, rp_config_string field,
+                         const char *value);
+
 /* rp_config_parse_json parses |len| bytes of JSON |text| into |cfg|,
    which must be initialised; given fields overwrite earlier ones and
    resolvers are appended. |source| names the text in errors (a file

@@ -246,8 +246,10 @@ static int config_fail(config_ctx *ctx, const char *field, const cJSON *value,
   return RP_ERR_CONFIG;
 }
 
-static int config_strdup(config_ctx *ctx, char **pdst, const char *src) {
-  const rp_mem *mem = ctx->cfg->mem;
+/* config_replace replaces the owned string |*pdst| of |cfg| with a copy
+   of |src|. Returns 0 or RP_ERR_NOMEM (|*pdst| unchanged). */
+static int config_replace(rp_config *cfg, char **pdst, const char *src) {
+  const rp_mem *mem = cfg->mem;
   size_t n = strlen(src) + 1;
   char *p = mem->malloc(n, mem->user_data);
   if (!p) {
@@ -257,6 +259,25 @@ static int config_strdup(config_ctx *ctx, char **pdst, const char *src) {
   mem->free(*pdst, mem->user_data);
   *pdst = p;
   return 0;
+}
+
+int rp_config_set_string(rp_config *cfg, rp_config_string field,
+                         const char *value) {
+  switch (field) {
+  case RP_CONFIG_SCORES_FILE:
+    return config_replace(cfg, &cfg->scores_file, value);
+  case RP_CONFIG_PRETEST_DOMAIN:
+    return config_replace(cfg, &cfg->pretest_domain, value);
+  case RP_CONFIG_TLS_CA:
+    return config_replace(cfg, &cfg->tls_ca, value);
+  case RP_CONFIG_TLS_NAME:
+    return config_replace(cfg, &cfg->tls_name, value);
+  case RP_CONFIG_LIST_FILE:
+    return config_replace(cfg, &cfg->discovery.list_file, value);
+  case RP_CONFIG_DATA_FILE:
+    return config_replace(cfg, &cfg->discovery.data_file, value);
+  }
+  return RP_ERR_INVALID_ARGUMENT;
 }
 
 static int config_push_resolver(rp_config *cfg, const rp_config_resolver *res) {
@@ -369,7 +390,7 @@ static int config_string(config_ctx *ctx, const cJSON *item, const char *field,
   if (!cJSON_IsString(item)) {
     return config_fail(ctx, field, item, "expected a string");
   }
-  return config_strdup(ctx, pdst, item->valuestring);
+  return config_replace(ctx->cfg, pdst, item->valuestring);
 }
 
 static int config_resolvers(config_ctx *ctx, const cJSON *arr,
