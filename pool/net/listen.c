@@ -48,7 +48,6 @@ static uint16_t net_client_udpsize(const uint8_t *q, size_t len) {
 int rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
                   const rp_client *client, rp_tstamp now) {
   int rv;
-  np->now = now;
   ++np->in_core;
   rv = rp_pool_submit(np->core, q, len, client, now);
   --np->in_core;

@@ -224,7 +224,6 @@ static void net_timer_cb(uv_timer_t *t) {
   rp_net_pool *np = t->data;
   rp_tstamp now = rp_net_now();
   np->armed = RP_TSTAMP_UNSET;
-  np->now = now;
   ++np->in_core;
   rp_net_core_result(np, rp_pool_handle_expiry(np->core, now), "expiry");
   --np->in_core;
@@ -286,10 +285,10 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
     if (tlen <= 0) {
       return 0;
     }
-    rp_net_udp_queue(np, &np->lis_tx, tc, (size_t)tlen, sa, 0);
+    rp_net_udp_queue(np, &np->lis_tx, tc, (size_t)tlen, sa, 0, now);
     return 0;
   }
-  rp_net_udp_queue(np, &np->lis_tx, data, len, sa, 0);
+  rp_net_udp_queue(np, &np->lis_tx, data, len, sa, 0, now);
   return 0;
 }
 
@@ -422,9 +421,8 @@ static void net_close_all(rp_net_pool *np) {
   }
 }
 
-static int net_save_scores(rp_net_pool *np) {
+static int net_save_scores(rp_net_pool *np, rp_tstamp now) {
   char err[RP_CONFIG_ERRLEN];
-  rp_tstamp now = rp_net_now();
   size_t i;
   int rv = 0;
   if (!np->scores_file) {
@@ -457,13 +455,15 @@ static int net_save_scores(rp_net_pool *np) {
 
 int rp_net_pool_stop(rp_net_pool *np, rp_net_pool_closed_cb closed_cb,
                      void *user_data) {
+  rp_tstamp now;
   int rv;
   if (np->stopping) {
     return 0;
   }
-  rv = net_save_scores(np);
+  now = rp_net_now();
+  rv = net_save_scores(np, now);
   /* Answers already given by the core leave before the sockets close. */
-  rp_net_tx_run(np);
+  rp_net_tx_run(np, now);
   np->stopping = 1;
   np->closed_cb = closed_cb;
   np->closed_ud = user_data;

@@ -129,7 +129,6 @@ static void reload_remove(rp_net_pool *np, size_t i, rp_tstamp now) {
       /* Remembered for the scores file (NOMEM: the old score stays). */
       (void)rp_scores_set(&np->scores, up->name, st.score);
     }
-    np->now = now;
     ++np->in_core;
     rp_net_core_result(np,
                        rp_pool_remove_resolver(np->core, up->resolver_id, now),
@@ -155,7 +154,7 @@ static void reload_remove(rp_net_pool *np, size_t i, rp_tstamp now) {
   memmove(&np->ups[i], &np->ups[i + 1], (np->nups - i - 1) * sizeof(*np->ups));
   --np->nups;
   /* Datagrams queued for its sockets leave before they close. */
-  rp_net_tx_run(np);
+  rp_net_tx_run(np, now);
   up->ops->close(up);
   if (up->nhandles == 0) {
     rp_net_upstream_free(np, up);
