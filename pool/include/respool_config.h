@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 /* RP_CONFIG_ERRLEN is a comfortable size for error message buffers. */
@@ -195,6 +196,16 @@ int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
    be read (|err| says why), RP_ERR_CONFIG or RP_ERR_NOMEM. */
 int rp_config_load_file(rp_config *cfg, const char *path, char *err,
                         size_t errlen);
+
+/* rp_config_read_stream reads |f| to its end into a NUL-ended buffer
+   allocated with |mem| (NULL for rp_mem_default()): |*pbuf| (the caller
+   frees it with mem->free) holds |*plen| bytes and the NUL. The config,
+   the score cache and discovery's lists read their files with it.
+   Returns 0, RP_ERR_FULL when the text and its NUL need more than
+   |max_len| bytes, RP_ERR_IO on a read error or RP_ERR_NOMEM; nothing
+   is left allocated on failure. */
+int rp_config_read_stream(const rp_mem *mem, FILE *f, size_t max_len,
+                          char **pbuf, size_t *plen);
 
 /* rp_config_parse_resolver parses one resolver URL |spec| into |res|.
    Host names are accepted only for dot and https; UDP and TCP need an

@@ -683,56 +683,72 @@ int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
   return rv;
 }
 
-int rp_config_load_file(rp_config *cfg, const char *path, char *err,
-                        size_t errlen) {
-  const rp_mem *mem = cfg->mem;
-  FILE *f = fopen(path, "rb");
+int rp_config_read_stream(const rp_mem *mem, FILE *f, size_t max_len,
+                          char **pbuf, size_t *plen) {
   char *buf = NULL;
   size_t n = 0, cap = 0;
-  int rv = 0;
-  if (!f) {
-    if (err && errlen) {
-      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    }
-    return RP_ERR_IO;
+  if (!mem) {
+    mem = rp_mem_default();
   }
   for (;;) {
     size_t got;
-    if (n == cap) {
+    if (n + 1 >= cap) {
       size_t ncap = cap ? cap * 2 : CONFIG_READ_CHUNK;
       char *nb;
-      if (ncap > CONFIG_MAX_FILE) {
-        if (err && errlen) {
-          snprintf(err, errlen, "%s: file too large", path);
-        }
-        rv = RP_ERR_CONFIG;
-        goto fail;
+      if (ncap > max_len || ncap < cap) {
+        mem->free(buf, mem->user_data);
+        return RP_ERR_FULL;
       }
       nb = mem->realloc(buf, ncap, mem->user_data);
       if (!nb) {
-        rv = RP_ERR_NOMEM;
-        goto fail;
+        mem->free(buf, mem->user_data);
+        return RP_ERR_NOMEM;
       }
       buf = nb;
       cap = ncap;
     }
-    got = fread(buf + n, 1, cap - n, f);
+    got = fread(buf + n, 1, cap - n - 1, f);
     n += got;
     if (got == 0) {
       break;
     }
   }
   if (ferror(f)) {
+    mem->free(buf, mem->user_data);
+    return RP_ERR_IO;
+  }
+  buf[n] = '\0';
+  *pbuf = buf;
+  *plen = n;
+  return 0;
+}
+
+int rp_config_load_file(rp_config *cfg, const char *path, char *err,
+                        size_t errlen) {
+  const rp_mem *mem = cfg->mem;
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t n = 0;
+  int rv;
+  if (!f) {
     if (err && errlen) {
-      snprintf(err, errlen, "%s: read error", path);
+      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     }
-    rv = RP_ERR_IO;
-    goto fail;
+    return RP_ERR_IO;
+  }
+  rv = rp_config_read_stream(mem, f, CONFIG_MAX_FILE, &buf, &n);
+  fclose(f);
+  if (rv == RP_ERR_FULL || rv == RP_ERR_IO) {
+    if (err && errlen) {
+      snprintf(err, errlen, "%s: %s", path,
+               rv == RP_ERR_FULL ? "file too large" : "read error");
+    }
+    return rv == RP_ERR_FULL ? RP_ERR_CONFIG : RP_ERR_IO;
+  }
+  if (rv != 0) {
+    return rv;
   }
   rv = rp_config_parse_json(cfg, buf, n, path, err, errlen);
-
-fail:
   mem->free(buf, mem->user_data);
-  fclose(f);
   return rv;
 }
