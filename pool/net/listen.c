@@ -388,3 +388,17 @@ fail : {
 }
   return RP_ERR_IO;
 }
+
+void rp_net_format_sockaddr(const struct sockaddr_storage *ss, char *out,
+                            size_t cap) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+    inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+    snprintf(out, cap, "[%s]:%u", host, ntohs(s6->sin6_port));
+  } else {
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+    inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+    snprintf(out, cap, "%s:%u", host, ntohs(s4->sin_port));
+  }
+}

@@ -754,20 +754,6 @@ int rp_net_pool_get_address(const rp_net_pool *np,
   return 0;
 }
 
-void rp_net_format_sockaddr(const struct sockaddr_storage *ss, char *out,
-                            size_t cap) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (ss->ss_family == AF_INET6) {
-    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-    inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-    snprintf(out, cap, "[%s]:%u", host, ntohs(s6->sin6_port));
-  } else {
-    const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-    inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-    snprintf(out, cap, "%s:%u", host, ntohs(s4->sin_port));
-  }
-}
-
 void rp_net_pool_format_address(const rp_net_pool *np, char *out, size_t cap) {
   rp_net_format_sockaddr(&np->lis_addr, out, cap);
 }
