@@ -10,6 +10,7 @@
 #include "respool_net.h"
 #include "respool_config.h"
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -17,8 +18,16 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_RUNTIME 1
 #define CLI_EXIT_USAGE 2
+/* CLI_CONTINUE is what a step of a command returns when the command goes
+   on (any other value is the exit code). */
+#define CLI_CONTINUE (-1)
 /* CLI_DEFAULT_STATS is the --stats-json interval without --stats. */
 #define CLI_DEFAULT_STATS (5 * RP_SECONDS)
+
+/* CLI_OPT_ARG and CLI_OPT_FLAG are entries of a getopt_long table: an
+   option |name| with a value and one without, both returning |val|. */
+#define CLI_OPT_ARG(name, val) {(name), required_argument, NULL, (val)}
+#define CLI_OPT_FLAG(name, val) {(name), no_argument, NULL, (val)}
 
 /* cli_args are the options that make the configuration (pointers into
    argv; the arrays are the command's), kept for a reload. */

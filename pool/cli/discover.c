@@ -5,7 +5,6 @@
 #include "cli.h"
 #include "disc.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,186 +176,240 @@ static const char *disc_optname(const struct option *lo, int val) {
   return "?";
 }
 
-int cli_discover(int argc, char **argv) {
-  enum {
-    D_LIST = 256,
-    D_WANT,
-    D_CONC,
-    D_TIMEOUT,
-    D_PACE,
-    D_COUNTRY,
-    D_SAMPLE,
-    D_NOSYS,
-    D_NOBUNDLED,
-    D_PRETEST,
-    D_ALL,
-    D_JSON
-  };
-  static const struct option longopts[] = {
-      {"config", required_argument, NULL, 'c'},
-      {"resolver-list", required_argument, NULL, D_LIST},
-      {"want", required_argument, NULL, D_WANT},
-      {"concurrency", required_argument, NULL, D_CONC},
-      {"timeout", required_argument, NULL, D_TIMEOUT},
-      {"pace", required_argument, NULL, D_PACE},
-      {"country", required_argument, NULL, D_COUNTRY},
-      {"sample-ranges", required_argument, NULL, D_SAMPLE},
-      {"no-system", no_argument, NULL, D_NOSYS},
-      {"no-bundled", no_argument, NULL, D_NOBUNDLED},
-      {"pretest", required_argument, NULL, D_PRETEST},
-      {"all", no_argument, NULL, D_ALL},
-      {"json", no_argument, NULL, D_JSON},
-      {"verbose", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  rp_config cfg;
-  cli_disc cd = {0};
-  rp_disc_options o = {0};
-  rp_log_level level = RP_LOG_WARN;
-  char err[RP_CONFIG_ERRLEN] = "";
-  const char *config_file = NULL, *list = NULL, *pretest = NULL;
-  int opt, rv = 0, json = 0, nosys = 0, nobundled = 0;
-  long want = 0, conc = 0, sample = -1;
-  rp_duration timeout = 0, pace = 0;
-  char country[8] = "";
-  uv_loop_t *loop;
+/* The values of the options without a short form. */
+enum {
+  D_LIST = 256,
+  D_WANT,
+  D_CONC,
+  D_TIMEOUT,
+  D_PACE,
+  D_COUNTRY,
+  D_SAMPLE,
+  D_NOSYS,
+  D_NOBUNDLED,
+  D_PRETEST,
+  D_ALL,
+  D_JSON
+};
 
-  optind = 1;
-  while ((opt = getopt_long(argc, argv, "c:vh", longopts, NULL)) != -1) {
-    switch (opt) {
-    case 'c':
-      config_file = optarg;
-      break;
-    case D_LIST:
-      list = optarg;
-      break;
-    case D_WANT:
-    case D_CONC:
-    case D_SAMPLE: {
-      char *end;
-      long v = strtol(optarg, &end, 10);
-      if (*end || v < (opt == D_SAMPLE ? 0 : 1) || v > 1000000) {
-        fprintf(stderr,
-                "respool discover: command line: --%s: bad number (%s; %d "
-                "to 1000000)\n",
-                disc_optname(longopts, opt), optarg, opt == D_SAMPLE ? 0 : 1);
-        return CLI_EXIT_USAGE;
-      }
-      *(opt == D_WANT ? &want : opt == D_CONC ? &conc : &sample) = v;
-      break;
-    }
-    case D_TIMEOUT:
-    case D_PACE:
-      if (rp_config_parse_duration(optarg, opt == D_PACE,
-                                   opt == D_PACE ? &pace : &timeout) != 0) {
-        fprintf(stderr,
-                "respool discover: command line: --%s: bad duration (%s; use "
-                "e.g. 500ms)\n",
-                disc_optname(longopts, opt), optarg);
-        return CLI_EXIT_USAGE;
-      }
-      break;
-    case D_COUNTRY:
-      if (strlen(optarg) != 2) {
-        fprintf(stderr,
-                "respool discover: command line: --country: expected a "
-                "two-letter code (%s)\n",
-                optarg);
-        return CLI_EXIT_USAGE;
-      }
-      snprintf(country, sizeof(country), "%s", optarg);
-      break;
-    case D_NOSYS:
-      nosys = 1;
-      break;
-    case D_NOBUNDLED:
-      nobundled = 1;
-      break;
-    case D_PRETEST:
-      pretest = optarg;
-      break;
-    case D_ALL:
-      cd.all = 1;
-      break;
-    case D_JSON:
-      json = 1;
-      break;
-    case 'v':
-      if (level < RP_LOG_DEBUG) {
-        level = (rp_log_level)(level + 1);
-      }
-      break;
-    case 'h':
-      cli_disc_usage(stdout);
-      return CLI_EXIT_OK;
-    default:
-      cli_disc_usage(stderr);
+static const struct option disc_longopts[] = {
+    CLI_OPT_ARG("config", 'c'),
+    CLI_OPT_ARG("resolver-list", D_LIST),
+    CLI_OPT_ARG("want", D_WANT),
+    CLI_OPT_ARG("concurrency", D_CONC),
+    CLI_OPT_ARG("timeout", D_TIMEOUT),
+    CLI_OPT_ARG("pace", D_PACE),
+    CLI_OPT_ARG("country", D_COUNTRY),
+    CLI_OPT_ARG("sample-ranges", D_SAMPLE),
+    CLI_OPT_FLAG("no-system", D_NOSYS),
+    CLI_OPT_FLAG("no-bundled", D_NOBUNDLED),
+    CLI_OPT_ARG("pretest", D_PRETEST),
+    CLI_OPT_FLAG("all", D_ALL),
+    CLI_OPT_FLAG("json", D_JSON),
+    CLI_OPT_FLAG("verbose", 'v'),
+    CLI_OPT_FLAG("help", 'h'),
+    {NULL, 0, NULL, 0}};
+
+/* DISC_MAX_COUNT is the largest --want, --concurrency or
+   --sample-ranges. */
+#define DISC_MAX_COUNT 1000000
+
+/* disc_opts is the discover command line (pointers into argv). */
+typedef struct disc_opts {
+  const char *config_file, *list, *pretest;
+  int json, nosys, nobundled;
+  /* want and conc are 0, sample -1, when not given. */
+  long want, conc, sample;
+  /* timeout and pace are 0 when not given, ns. */
+  rp_duration timeout, pace;
+  /* country is "" when not given. */
+  char country[8];
+  rp_log_level level;
+} disc_opts;
+
+/* disc_number parses the count option |opt| (--want, --concurrency or
+   --sample-ranges) into |o|; returns CLI_CONTINUE or CLI_EXIT_USAGE. */
+static int disc_number(disc_opts *o, int opt, const char *arg) {
+  char *end;
+  long least = opt == D_SAMPLE ? 0 : 1;
+  long v = strtol(arg, &end, 10);
+  if (*end || v < least || v > DISC_MAX_COUNT) {
+    fprintf(stderr,
+            "respool discover: command line: --%s: bad number (%s; %d "
+            "to 1000000)\n",
+            disc_optname(disc_longopts, opt), arg, (int)least);
+    return CLI_EXIT_USAGE;
+  }
+  *(opt == D_WANT ? &o->want : opt == D_CONC ? &o->conc : &o->sample) = v;
+  return CLI_CONTINUE;
+}
+
+/* disc_value handles an option that carries a value to check; returns
+   CLI_CONTINUE or CLI_EXIT_USAGE. */
+static int disc_value(disc_opts *o, int opt, const char *arg) {
+  switch (opt) {
+  case D_WANT:
+  case D_CONC:
+  case D_SAMPLE:
+    return disc_number(o, opt, arg);
+  case D_TIMEOUT:
+  case D_PACE:
+    if (rp_config_parse_duration(arg, opt == D_PACE,
+                                 opt == D_PACE ? &o->pace : &o->timeout) !=
+        0) {
+      fprintf(stderr,
+              "respool discover: command line: --%s: bad duration (%s; use "
+              "e.g. 500ms)\n",
+              disc_optname(disc_longopts, opt), arg);
       return CLI_EXIT_USAGE;
     }
+    return CLI_CONTINUE;
+  default:
+    if (strlen(arg) != 2) {
+      fprintf(stderr,
+              "respool discover: command line: --country: expected a "
+              "two-letter code (%s)\n",
+              arg);
+      return CLI_EXIT_USAGE;
+    }
+    snprintf(o->country, sizeof(o->country), "%s", arg);
+    return CLI_CONTINUE;
   }
-  rp_config_init(&cfg, NULL);
-  if (config_file) {
-    rv = rp_config_load_file(&cfg, config_file, err, sizeof(err));
+}
+
+/* disc_option handles one option; returns CLI_CONTINUE or the exit
+   code. */
+static int disc_option(cli_disc *cd, disc_opts *o, int opt, const char *arg) {
+  switch (opt) {
+  case 'c':
+    o->config_file = arg;
+    break;
+  case D_LIST:
+    o->list = arg;
+    break;
+  case D_WANT:
+  case D_CONC:
+  case D_SAMPLE:
+  case D_TIMEOUT:
+  case D_PACE:
+  case D_COUNTRY:
+    return disc_value(o, opt, arg);
+  case D_NOSYS:
+    o->nosys = 1;
+    break;
+  case D_NOBUNDLED:
+    o->nobundled = 1;
+    break;
+  case D_PRETEST:
+    o->pretest = arg;
+    break;
+  case D_ALL:
+    cd->all = 1;
+    break;
+  case D_JSON:
+    o->json = 1;
+    break;
+  case 'v':
+    if (o->level < RP_LOG_DEBUG) {
+      o->level = (rp_log_level)(o->level + 1);
+    }
+    break;
+  case 'h':
+    cli_disc_usage(stdout);
+    return CLI_EXIT_OK;
+  default:
+    cli_disc_usage(stderr);
+    return CLI_EXIT_USAGE;
   }
-  if (rv == 0 && list) {
-    free(cfg.discovery.list_file);
-    cfg.discovery.list_file = strdup(list);
-    rv = cfg.discovery.list_file ? 0 : RP_ERR_NOMEM;
+  return CLI_CONTINUE;
+}
+
+/* disc_config reads --config and applies the options over its discovery
+   object into |cfg| (initialised here; freed on failure). Returns
+   CLI_CONTINUE or the exit code. */
+static int disc_config(const disc_opts *o, rp_config *cfg) {
+  rp_config_discovery *dc = &cfg->discovery;
+  char err[RP_CONFIG_ERRLEN] = "";
+  int rv = 0;
+
+  rp_config_init(cfg, NULL);
+  if (o->config_file) {
+    rv = rp_config_load_file(cfg, o->config_file, err, sizeof(err));
+  }
+  if (rv == 0 && o->list) {
+    rv = rp_config_set_string(cfg, RP_CONFIG_LIST_FILE, o->list);
   }
   if (rv != 0) {
     fprintf(stderr, "respool discover: %s\n",
             rv == RP_ERR_NOMEM ? "out of memory" : err);
-    rp_config_free(&cfg);
+    rp_config_free(cfg);
     return rv == RP_ERR_NOMEM ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
   }
-  if (want) {
-    cfg.discovery.want = (uint32_t)want;
+  dc->want = o->want ? (uint32_t)o->want : dc->want;
+  dc->concurrency = o->conc ? (uint32_t)o->conc : dc->concurrency;
+  dc->sample_ranges = o->sample >= 0 ? (uint32_t)o->sample : dc->sample_ranges;
+  dc->timeout = o->timeout ? o->timeout : dc->timeout;
+  dc->pace = o->pace ? o->pace : dc->pace;
+  if (o->country[0]) {
+    memcpy(dc->country, o->country, sizeof(o->country));
   }
-  if (conc) {
-    cfg.discovery.concurrency = (uint32_t)conc;
-  }
-  if (sample >= 0) {
-    cfg.discovery.sample_ranges = (uint32_t)sample;
-  }
-  if (timeout) {
-    cfg.discovery.timeout = timeout;
-  }
-  if (pace) {
-    cfg.discovery.pace = pace;
-  }
-  if (country[0]) {
-    memcpy(cfg.discovery.country, country, sizeof(country));
-  }
-  if (nosys) {
-    cfg.discovery.system = 0;
-  }
-  if (nobundled) {
-    cfg.discovery.bundled = 0;
-  }
+  dc->system = o->nosys ? 0 : dc->system;
+  dc->bundled = o->nobundled ? 0 : dc->bundled;
+  return CLI_CONTINUE;
+}
+
+/* disc_run runs discovery on |cfg| (freed here) until it is done or
+   stopped and prints what it found; returns the exit code. */
+static int disc_run(cli_disc *cd, const disc_opts *o, rp_config *cfg) {
+  rp_disc_options opts = {0};
+  char err[RP_CONFIG_ERRLEN] = "";
+  uv_loop_t *loop;
+  int rv;
+
   cli_raise_nofile();
   loop = uv_default_loop();
-  o.config = &cfg.discovery;
-  o.pretest_domain = pretest ? pretest : cfg.pretest_domain;
-  o.on_result = cli_disc_result;
-  o.on_done = cli_disc_done;
-  o.log = cli_log;
-  o.log_level = level;
-  o.user_data = &cd;
-  uv_signal_init(loop, &cd.sigint);
-  cd.sigint.data = &cd;
-  uv_signal_start(&cd.sigint, cli_disc_signal, SIGINT);
-  rv = rp_disc_start(&cd.d, loop, &o, err, sizeof(err));
-  rp_config_free(&cfg);
+  opts.config = &cfg->discovery;
+  opts.pretest_domain = o->pretest ? o->pretest : cfg->pretest_domain;
+  opts.on_result = cli_disc_result;
+  opts.on_done = cli_disc_done;
+  opts.log = cli_log;
+  opts.log_level = o->level;
+  opts.user_data = cd;
+  uv_signal_init(loop, &cd->sigint);
+  cd->sigint.data = cd;
+  uv_signal_start(&cd->sigint, cli_disc_signal, SIGINT);
+  rv = rp_disc_start(&cd->d, loop, &opts, err, sizeof(err));
+  rp_config_free(cfg);
   if (rv != 0) {
     fprintf(stderr, "respool discover: %s\n", err[0] ? err : rp_strerror(rv));
-    uv_close((uv_handle_t *)&cd.sigint, NULL);
+    uv_close((uv_handle_t *)&cd->sigint, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     return rv == RP_ERR_NOMEM ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
   }
   uv_run(loop, UV_RUN_DEFAULT);
   uv_loop_close(loop);
-  cli_disc_print(&cd, json);
+  cli_disc_print(cd, o->json);
+  return cd->stats.passed > 0 ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
+}
+
+int cli_discover(int argc, char **argv) {
+  rp_config cfg;
+  cli_disc cd = {0};
+  disc_opts o = {.sample = -1, .level = RP_LOG_WARN};
+  int opt, rv = CLI_CONTINUE;
+
+  optind = 1;
+  while (rv == CLI_CONTINUE &&
+         (opt = getopt_long(argc, argv, "c:vh", disc_longopts, NULL)) != -1) {
+    rv = disc_option(&cd, &o, opt, optarg);
+  }
+  if (rv == CLI_CONTINUE) {
+    rv = disc_config(&o, &cfg);
+  }
+  if (rv == CLI_CONTINUE) {
+    rv = disc_run(&cd, &o, &cfg);
+  }
   free(cd.rows);
-  return cd.stats.passed > 0 ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
+  return rv;
 }

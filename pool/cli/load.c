@@ -16,13 +16,6 @@
 /* CLI_MAX_WANT is the largest --want, as discovery.want in a config. */
 #define CLI_MAX_WANT 1000000u
 
-/* load_strdup replaces |*dst| with a copy of |src|. */
-static int load_strdup(char **dst, const char *src) {
-  free(*dst);
-  *dst = strdup(src);
-  return *dst ? 0 : RP_ERR_NOMEM;
-}
-
 int cli_load_config(const cli_args *a, rp_config *cfg, char *err,
                     size_t errlen) {
   size_t i;
@@ -66,7 +59,7 @@ int cli_load_config(const cli_args *a, rp_config *cfg, char *err,
     }
   }
   if (rv == 0 && a->scores) {
-    rv = load_strdup(&cfg->scores_file, a->scores);
+    rv = rp_config_set_string(cfg, RP_CONFIG_SCORES_FILE, a->scores);
   }
   if (rv == 0 && a->want) {
     char *end;
@@ -80,16 +73,16 @@ int cli_load_config(const cli_args *a, rp_config *cfg, char *err,
     }
   }
   if (rv == 0 && a->pretest) {
-    rv = load_strdup(&cfg->pretest_domain, a->pretest);
+    rv = rp_config_set_string(cfg, RP_CONFIG_PRETEST_DOMAIN, a->pretest);
   }
   if (rv == 0 && a->tls_ca) {
-    rv = load_strdup(&cfg->tls_ca, a->tls_ca);
+    rv = rp_config_set_string(cfg, RP_CONFIG_TLS_CA, a->tls_ca);
   }
   if (rv == 0 && a->tls_name) {
-    rv = load_strdup(&cfg->tls_name, a->tls_name);
+    rv = rp_config_set_string(cfg, RP_CONFIG_TLS_NAME, a->tls_name);
   }
   if (rv == 0 && a->resolver_list) {
-    rv = load_strdup(&cfg->discovery.list_file, a->resolver_list);
+    rv = rp_config_set_string(cfg, RP_CONFIG_LIST_FILE, a->resolver_list);
   }
   if (rv == 0 && a->resolver_list) {
     /* A resolver list means discovery: add "auto" unless it is there. */

@@ -234,374 +234,467 @@ static void cli_signal_cb(uv_signal_t *s, int signum) {
   cli_stop(c);
 }
 
-int main(int argc, char **argv) {
-  enum {
-    OPT_STATS_JSON = 256,
-    OPT_SCORES,
-    OPT_PRETEST,
-    OPT_TLS_CA,
-    OPT_TLS_NAME,
-    OPT_RESOLVER_LIST,
-    OPT_SET,
-    OPT_LIST_SETTINGS,
-    OPT_WANT,
-    OPT_ALLOW_REMOTE,
-    OPT_RESOLVERS_FILE,
-    OPT_CHECK_CONFIG,
-    OPT_LOG_LEVEL,
-    OPT_LOG_FILE,
-    OPT_LOG_FORMAT,
-    OPT_METRICS,
-    OPT_NO_SYSTEM,
-    OPT_NO_BUNDLED
-  };
-  static const struct option longopts[] = {
-      {"resolver", required_argument, NULL, 'r'},
-      {"config", required_argument, NULL, 'c'},
-      {"listen", required_argument, NULL, 'l'},
-      {"kind", required_argument, NULL, 'k'},
-      {"stats", required_argument, NULL, 's'},
-      {"stats-json", required_argument, NULL, OPT_STATS_JSON},
-      {"scores", required_argument, NULL, OPT_SCORES},
-      {"pretest", required_argument, NULL, OPT_PRETEST},
-      {"tls-ca", required_argument, NULL, OPT_TLS_CA},
-      {"tls-name", required_argument, NULL, OPT_TLS_NAME},
-      {"resolver-list", required_argument, NULL, OPT_RESOLVER_LIST},
-      {"set", required_argument, NULL, OPT_SET},
-      {"list-settings", no_argument, NULL, OPT_LIST_SETTINGS},
-      {"want", required_argument, NULL, OPT_WANT},
-      {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
-      {"resolvers-file", required_argument, NULL, OPT_RESOLVERS_FILE},
-      {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
-      {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-      {"log-file", required_argument, NULL, OPT_LOG_FILE},
-      {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-      {"metrics", required_argument, NULL, OPT_METRICS},
-      {"no-system", no_argument, NULL, OPT_NO_SYSTEM},
-      {"no-bundled", no_argument, NULL, OPT_NO_BUNDLED},
-      {"verbose", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0}};
-  cli c = {.log_level = RP_LOG_WARN, .exit_code = CLI_EXIT_OK};
-  rp_config cfg;
-  rp_net_options opts = {0};
-  char err[RP_CONFIG_ERRLEN], addr[64];
-  cli_args *a = &c.args;
-  const char *stats = NULL;
-  size_t i;
-  int opt, rv, list_settings = 0, remote, checked;
-  int check_config = 0, level_given = 0;
-  const char *log_file = NULL, *log_format = NULL, *metrics = NULL;
-  struct sockaddr_storage metrics_addr;
-  cli_log_format format = CLI_LOG_TEXT;
-  char check_name[256];
+/* The values of the options without a short form. */
+enum {
+  OPT_STATS_JSON = 256,
+  OPT_SCORES,
+  OPT_PRETEST,
+  OPT_TLS_CA,
+  OPT_TLS_NAME,
+  OPT_RESOLVER_LIST,
+  OPT_SET,
+  OPT_LIST_SETTINGS,
+  OPT_WANT,
+  OPT_ALLOW_REMOTE,
+  OPT_RESOLVERS_FILE,
+  OPT_CHECK_CONFIG,
+  OPT_LOG_LEVEL,
+  OPT_LOG_FILE,
+  OPT_LOG_FORMAT,
+  OPT_METRICS,
+  OPT_NO_SYSTEM,
+  OPT_NO_BUNDLED
+};
 
-  if (argc > 1 && strcmp(argv[1], "discover") == 0) {
-    return cli_discover(argc - 1, argv + 1);
+static const struct option cli_longopts[] = {
+    CLI_OPT_ARG("resolver", 'r'),
+    CLI_OPT_ARG("config", 'c'),
+    CLI_OPT_ARG("listen", 'l'),
+    CLI_OPT_ARG("kind", 'k'),
+    CLI_OPT_ARG("stats", 's'),
+    CLI_OPT_ARG("stats-json", OPT_STATS_JSON),
+    CLI_OPT_ARG("scores", OPT_SCORES),
+    CLI_OPT_ARG("pretest", OPT_PRETEST),
+    CLI_OPT_ARG("tls-ca", OPT_TLS_CA),
+    CLI_OPT_ARG("tls-name", OPT_TLS_NAME),
+    CLI_OPT_ARG("resolver-list", OPT_RESOLVER_LIST),
+    CLI_OPT_ARG("set", OPT_SET),
+    CLI_OPT_FLAG("list-settings", OPT_LIST_SETTINGS),
+    CLI_OPT_ARG("want", OPT_WANT),
+    CLI_OPT_FLAG("allow-remote", OPT_ALLOW_REMOTE),
+    CLI_OPT_ARG("resolvers-file", OPT_RESOLVERS_FILE),
+    CLI_OPT_FLAG("check-config", OPT_CHECK_CONFIG),
+    CLI_OPT_ARG("log-level", OPT_LOG_LEVEL),
+    CLI_OPT_ARG("log-file", OPT_LOG_FILE),
+    CLI_OPT_ARG("log-format", OPT_LOG_FORMAT),
+    CLI_OPT_ARG("metrics", OPT_METRICS),
+    CLI_OPT_FLAG("no-system", OPT_NO_SYSTEM),
+    CLI_OPT_FLAG("no-bundled", OPT_NO_BUNDLED),
+    CLI_OPT_FLAG("verbose", 'v'),
+    CLI_OPT_FLAG("help", 'h'),
+    CLI_OPT_FLAG("version", 'V'),
+    {NULL, 0, NULL, 0}};
+
+/* cli_opts are the options that shape the run rather than the
+   configuration (pointers into argv). */
+typedef struct cli_opts {
+  const char *stats, *log_file, *log_format, *metrics;
+  int list_settings, check_config, level_given;
+} cli_opts;
+
+/* cli_config_option keeps |opt| (with |arg|) in c->args when it is an
+   option that makes the configuration; returns 1 when it was. */
+static int cli_config_option(cli_args *a, int opt, const char *arg) {
+  switch (opt) {
+  case 'r':
+    a->resolvers[a->nresolvers++] = arg;
+    return 1;
+  case 'c':
+    a->config_file = arg;
+    return 1;
+  case 'l':
+    a->listen = arg;
+    return 1;
+  case 'k':
+    a->kind = arg;
+    return 1;
+  case OPT_SCORES:
+    a->scores = arg;
+    return 1;
+  case OPT_PRETEST:
+    a->pretest = arg;
+    return 1;
+  case OPT_TLS_CA:
+    a->tls_ca = arg;
+    return 1;
+  case OPT_TLS_NAME:
+    a->tls_name = arg;
+    return 1;
+  case OPT_RESOLVER_LIST:
+    a->resolver_list = arg;
+    return 1;
+  case OPT_SET:
+    a->sets[a->nsets++] = arg;
+    return 1;
+  case OPT_WANT:
+    a->want = arg;
+    return 1;
+  case OPT_ALLOW_REMOTE:
+    a->allow_remote = 1;
+    return 1;
+  case OPT_RESOLVERS_FILE:
+    a->files[a->nfiles++] = arg;
+    return 1;
+  case OPT_NO_SYSTEM:
+    a->no_system = 1;
+    return 1;
+  case OPT_NO_BUNDLED:
+    a->no_bundled = 1;
+    return 1;
+  default:
+    return 0;
   }
+}
+
+/* cli_run_option handles an option that shapes the run (any option
+   cli_config_option does not take); returns CLI_CONTINUE or the exit
+   code (help, version, a bad option or --log-level). */
+static int cli_run_option(cli *c, cli_opts *o, int opt, const char *arg) {
+  switch (opt) {
+  case 's':
+    o->stats = arg;
+    break;
+  case OPT_STATS_JSON:
+    c->stats_json = arg;
+    break;
+  case OPT_LIST_SETTINGS:
+    o->list_settings = 1;
+    break;
+  case OPT_CHECK_CONFIG:
+    o->check_config = 1;
+    break;
+  case OPT_LOG_LEVEL:
+    if (cli_log_parse_level(arg, &c->log_level) != 0) {
+      fprintf(stderr,
+              "respool: command line: --log-level: expected error, warn, "
+              "info or debug (%s)\n",
+              arg);
+      return CLI_EXIT_USAGE;
+    }
+    o->level_given = 1;
+    break;
+  case OPT_LOG_FILE:
+    o->log_file = arg;
+    break;
+  case OPT_LOG_FORMAT:
+    o->log_format = arg;
+    break;
+  case OPT_METRICS:
+    o->metrics = arg;
+    break;
+  case 'v':
+    if (c->log_level < RP_LOG_DEBUG) {
+      c->log_level = (rp_log_level)(c->log_level + 1);
+    }
+    break;
+  case 'h':
+    cli_usage(stdout);
+    return CLI_EXIT_OK;
+  case 'V':
+    cli_version();
+    return CLI_EXIT_OK;
+  default:
+    cli_usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  return CLI_CONTINUE;
+}
+
+/* cli_parse_args reads the command line into c->args (allocated here;
+   cli_free_args frees them) and |o|; returns CLI_CONTINUE or the exit
+   code. */
+static int cli_parse_args(cli *c, cli_opts *o, int argc, char **argv) {
+  cli_args *a = &c->args;
+  int opt, rv = CLI_CONTINUE;
+
   a->resolvers = calloc((size_t)argc + 1, sizeof(*a->resolvers));
   a->sets = calloc((size_t)argc + 1, sizeof(*a->sets));
   a->files = calloc((size_t)argc + 1, sizeof(*a->files));
   if (!a->resolvers || !a->sets || !a->files) {
     fprintf(stderr, "respool: out of memory\n");
-    cli_free_args(&c);
     return CLI_EXIT_RUNTIME;
   }
-  while ((opt = getopt_long(argc, argv, "r:c:l:k:s:vhV", longopts, NULL)) !=
-         -1) {
-    switch (opt) {
-    case 'r':
-      a->resolvers[a->nresolvers++] = optarg;
-      break;
-    case 'c':
-      a->config_file = optarg;
-      break;
-    case 'l':
-      a->listen = optarg;
-      break;
-    case 'k':
-      a->kind = optarg;
-      break;
-    case 's':
-      stats = optarg;
-      break;
-    case OPT_STATS_JSON:
-      c.stats_json = optarg;
-      break;
-    case OPT_SCORES:
-      a->scores = optarg;
-      break;
-    case OPT_PRETEST:
-      a->pretest = optarg;
-      break;
-    case OPT_TLS_CA:
-      a->tls_ca = optarg;
-      break;
-    case OPT_TLS_NAME:
-      a->tls_name = optarg;
-      break;
-    case OPT_RESOLVER_LIST:
-      a->resolver_list = optarg;
-      break;
-    case OPT_SET:
-      a->sets[a->nsets++] = optarg;
-      break;
-    case OPT_LIST_SETTINGS:
-      list_settings = 1;
-      break;
-    case OPT_WANT:
-      a->want = optarg;
-      break;
-    case OPT_ALLOW_REMOTE:
-      a->allow_remote = 1;
-      break;
-    case OPT_RESOLVERS_FILE:
-      a->files[a->nfiles++] = optarg;
-      break;
-    case OPT_CHECK_CONFIG:
-      check_config = 1;
-      break;
-    case OPT_LOG_LEVEL:
-      if (cli_log_parse_level(optarg, &c.log_level) != 0) {
-        fprintf(stderr,
-                "respool: command line: --log-level: expected error, warn, "
-                "info or debug (%s)\n",
-                optarg);
-        cli_free_args(&c);
-        return CLI_EXIT_USAGE;
-      }
-      level_given = 1;
-      break;
-    case OPT_LOG_FILE:
-      log_file = optarg;
-      break;
-    case OPT_LOG_FORMAT:
-      log_format = optarg;
-      break;
-    case OPT_METRICS:
-      metrics = optarg;
-      break;
-    case OPT_NO_SYSTEM:
-      a->no_system = 1;
-      break;
-    case OPT_NO_BUNDLED:
-      a->no_bundled = 1;
-      break;
-    case 'v':
-      if (c.log_level < RP_LOG_DEBUG) {
-        c.log_level = (rp_log_level)(c.log_level + 1);
-      }
-      break;
-    case 'h':
-      cli_usage(stdout);
-      cli_free_args(&c);
-      return CLI_EXIT_OK;
-    case 'V':
-      cli_version();
-      cli_free_args(&c);
-      return CLI_EXIT_OK;
-    default:
-      cli_usage(stderr);
-      cli_free_args(&c);
-      return CLI_EXIT_USAGE;
+  while (rv == CLI_CONTINUE &&
+         (opt = getopt_long(argc, argv, "r:c:l:k:s:vhV", cli_longopts,
+                            NULL)) != -1) {
+    if (!cli_config_option(a, opt, optarg)) {
+      rv = cli_run_option(c, o, opt, optarg);
     }
   }
-  if (optind < argc) {
+  if (rv == CLI_CONTINUE && optind < argc) {
     fprintf(stderr, "respool: unexpected argument: %s\n", argv[optind]);
     cli_usage(stderr);
-    cli_free_args(&c);
-    return CLI_EXIT_USAGE;
+    rv = CLI_EXIT_USAGE;
   }
+  return rv;
+}
 
-  if (log_format != NULL) {
-    if (strcmp(log_format, "json") == 0) {
+/* cli_open_log opens the event log that |o| asks for; returns
+   CLI_CONTINUE or the exit code. */
+static int cli_open_log(const cli *c, const cli_opts *o) {
+  cli_log_format format = CLI_LOG_TEXT;
+  char err[RP_CONFIG_ERRLEN];
+
+  if (o->log_format != NULL) {
+    if (strcmp(o->log_format, "json") == 0) {
       format = CLI_LOG_JSON;
-    } else if (strcmp(log_format, "text") != 0) {
+    } else if (strcmp(o->log_format, "text") != 0) {
       fprintf(stderr,
               "respool: command line: --log-format: expected text or json "
               "(%s)\n",
-              log_format);
-      cli_free_args(&c);
+              o->log_format);
       return CLI_EXIT_USAGE;
     }
   }
   /* The command's own events (start-up, notes) show at info unless a
      level was asked for; the pool's at warn unless -v. */
-  if (cli_log_open(log_file, format,
-                   level_given || c.log_level > RP_LOG_INFO ? c.log_level
-                                                            : RP_LOG_INFO,
+  if (cli_log_open(o->log_file, format,
+                   o->level_given || c->log_level > RP_LOG_INFO ? c->log_level
+                                                                : RP_LOG_INFO,
                    err, sizeof(err)) != 0) {
     fprintf(stderr, "respool: %s\n", err);
-    cli_free_args(&c);
     return CLI_EXIT_USAGE;
   }
+  return CLI_CONTINUE;
+}
 
-  rv = cli_load_config(&c.args, &cfg, err, sizeof(err));
-  if (rv == 0 && stats) {
-    rv = rp_config_parse_duration(stats, 0, &c.stats_interval);
+/* cli_list_settings prints the tuning constants |cfg| gives for its
+   kind (--list-settings). */
+static void cli_list_settings(const rp_config *cfg) {
+  rp_settings set;
+  size_t i, n;
+  const rp_settings_field *f = rp_settings_fields(&n);
+  char value[RP_SETTINGS_VALUELEN];
+  rp_kind lk = cfg->has_kind ? cfg->kind : RP_KIND_AUTO;
+
+  rp_settings_default(&set, lk);
+  rp_config_apply(cfg, &set);
+  rp_settings_restrict(&set, lk);
+  printf("tuning constants for kind %s%s (--set NAME=VALUE, or \"tuning\" "
+         "in the config):\n",
+         rp_config_kind_str(lk),
+         lk == RP_KIND_AUTO ? " (generic's until the queries show the "
+                              "tunnel)"
+                            : "");
+  for (i = 0; i < n; ++i) {
+    rp_settings_format(&set, &f[i], value, sizeof(value));
+    printf("  %-20s %-10s %s\n", f[i].name, value, f[i].help);
+  }
+}
+
+/* cli_parse_metrics checks the --metrics address |text| into |*addr|;
+   returns 0 or RP_ERR_CONFIG with |err| naming the value. */
+static int cli_parse_metrics(const cli *c, const char *text,
+                             struct sockaddr_storage *addr, char *err,
+                             size_t errlen) {
+  rp_config probe;
+  int rv = 0;
+
+  probe.has_listen = 1;
+  if (rp_config_parse_listen(text, &probe.listen) != 0) {
+    snprintf(err, errlen,
+             "command line: --metrics: bad address (%s; use e.g. "
+             "127.0.0.1:9100)",
+             text);
+    rv = RP_ERR_CONFIG;
+  } else if (!c->args.allow_remote && !rp_config_listen_is_loopback(&probe)) {
+    snprintf(err, errlen,
+             "command line: --metrics: %s is not a loopback address; add "
+             "--allow-remote to serve the metrics there anyway",
+             text);
+    rv = RP_ERR_CONFIG;
+  }
+  *addr = probe.listen;
+  return rv;
+}
+
+/* cli_print_config_ok prints the --check-config verdict for |cfg|. */
+static void cli_print_config_ok(const rp_config *cfg) {
+  char host[64] = "127.0.0.1:0";
+
+  if (cfg->has_listen) {
+    rp_net_format_sockaddr(&cfg->listen, host, sizeof(host));
+  }
+  printf("configuration OK: %zu resolver%s, listen %s, kind %s, "
+         "start-up check %s\n",
+         cfg->nresolvers, cfg->nresolvers == 1 ? "" : "s", host,
+         rp_config_kind_str(cfg->has_kind ? cfg->kind : RP_KIND_AUTO),
+         cfg->pretest_domain && cfg->pretest_domain[0] == '\0'
+             ? "off"
+             : (cfg->pretest_domain ? cfg->pretest_domain : "example.com"));
+}
+
+/* cli_configure builds and checks |cfg| (and the --stats, --metrics and
+   --stats-json values) and answers --list-settings and --check-config.
+   Returns CLI_CONTINUE with |cfg| to run, or the exit code with |cfg|
+   freed. */
+static int cli_configure(cli *c, const cli_opts *o, rp_config *cfg,
+                         struct sockaddr_storage *metrics_addr) {
+  char err[RP_CONFIG_ERRLEN];
+  int rv = cli_load_config(&c->args, cfg, err, sizeof(err));
+
+  if (rv == 0 && o->stats) {
+    rv = rp_config_parse_duration(o->stats, 0, &c->stats_interval);
     if (rv != 0) {
       snprintf(err, sizeof(err),
-               "command line: --stats: bad duration (%s; use e.g. 5s)", stats);
+               "command line: --stats: bad duration (%s; use e.g. 5s)",
+               o->stats);
     }
-    c.print_table = 1;
+    c->print_table = 1;
   }
-  if (rv == 0 && list_settings) {
-    rp_settings set;
-    size_t n;
-    const rp_settings_field *f = rp_settings_fields(&n);
-    char value[RP_SETTINGS_VALUELEN];
-
-    rp_kind lk = cfg.has_kind ? cfg.kind : RP_KIND_AUTO;
-
-    rp_settings_default(&set, lk);
-    rp_config_apply(&cfg, &set);
-    rp_settings_restrict(&set, lk);
-    printf("tuning constants for kind %s%s (--set NAME=VALUE, or \"tuning\" "
-           "in the config):\n",
-           rp_config_kind_str(lk),
-           lk == RP_KIND_AUTO ? " (generic's until the queries show the "
-                                "tunnel)"
-                              : "");
-    for (i = 0; i < n; ++i) {
-      rp_settings_format(&set, &f[i], value, sizeof(value));
-      printf("  %-20s %-10s %s\n", f[i].name, value, f[i].help);
-    }
-    rp_config_free(&cfg);
-    cli_free_args(&c);
-    cli_log_close();
+  if (rv == 0 && o->list_settings) {
+    cli_list_settings(cfg);
+    rp_config_free(cfg);
     return CLI_EXIT_OK;
   }
   if (rv == 0) {
-    rv = cli_check_config(&c.args, &cfg, err, sizeof(err));
+    rv = cli_check_config(&c->args, cfg, err, sizeof(err));
   }
-  if (rv == 0 && metrics) {
-    rp_config probe;
-
-    probe.has_listen = 1;
-    if (rp_config_parse_listen(metrics, &probe.listen) != 0) {
-      snprintf(err, sizeof(err),
-               "command line: --metrics: bad address (%s; use e.g. "
-               "127.0.0.1:9100)",
-               metrics);
-      rv = RP_ERR_CONFIG;
-    } else if (!c.args.allow_remote && !rp_config_listen_is_loopback(&probe)) {
-      snprintf(err, sizeof(err),
-               "command line: --metrics: %s is not a loopback address; add "
-               "--allow-remote to serve the metrics there anyway",
-               metrics);
-      rv = RP_ERR_CONFIG;
-    }
-    metrics_addr = probe.listen;
+  if (rv == 0 && o->metrics) {
+    rv = cli_parse_metrics(c, o->metrics, metrics_addr, err, sizeof(err));
   }
-  if (rv == 0 && c.stats_json &&
-      cli_check_writable(c.stats_json, "command line: --stats-json", err,
+  if (rv == 0 && c->stats_json &&
+      cli_check_writable(c->stats_json, "command line: --stats-json", err,
                          sizeof(err)) != 0) {
     rv = RP_ERR_CONFIG;
   }
   if (rv != 0) {
     fprintf(stderr, "respool: %s\n",
             rv == RP_ERR_NOMEM ? "out of memory" : err);
-    if (rv != RP_ERR_NOMEM && !c.args.config_file && c.args.nresolvers == 0 &&
-        c.args.nfiles == 0) {
+    if (rv != RP_ERR_NOMEM && !c->args.config_file &&
+        c->args.nresolvers == 0 && c->args.nfiles == 0) {
       cli_usage(stderr);
     }
-    rp_config_free(&cfg);
-    cli_free_args(&c);
-    cli_log_close();
+    rp_config_free(cfg);
     return rv == RP_ERR_NOMEM ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
   }
-
-  if (check_config) {
-    char host[64] = "127.0.0.1:0";
-
-    if (cfg.has_listen) {
-      rp_net_format_sockaddr(&cfg.listen, host, sizeof(host));
-    }
-    printf("configuration OK: %zu resolver%s, listen %s, kind %s, "
-           "start-up check %s\n",
-           cfg.nresolvers, cfg.nresolvers == 1 ? "" : "s", host,
-           rp_config_kind_str(cfg.has_kind ? cfg.kind : RP_KIND_AUTO),
-           cfg.pretest_domain && cfg.pretest_domain[0] == '\0'
-               ? "off"
-               : (cfg.pretest_domain ? cfg.pretest_domain : "example.com"));
-    rp_config_free(&cfg);
-    cli_free_args(&c);
-    cli_log_close();
+  if (o->check_config) {
+    cli_print_config_ok(cfg);
+    rp_config_free(cfg);
     return CLI_EXIT_OK;
   }
-  cli_raise_nofile();
-  c.loop = uv_default_loop();
-  opts.config = &cfg;
-  opts.kind = RP_KIND_AUTO;
-  opts.log = cli_log;
-  opts.log_level = c.log_level;
-  opts.user_data = &c;
-  c.want = cfg.discovery.want;
-  remote = !rp_config_listen_is_loopback(&cfg);
-  checked = !(cfg.pretest_domain && cfg.pretest_domain[0] == '\0');
-  snprintf(check_name, sizeof(check_name), "%s",
-           cfg.pretest_domain ? cfg.pretest_domain : "example.com");
-  if (metrics && cli_metrics_start(&c, &metrics_addr, err, sizeof(err)) != 0) {
-    fprintf(stderr, "respool: %s\n", err);
-    rp_config_free(&cfg);
-    uv_run(c.loop, UV_RUN_DEFAULT);
-    uv_loop_close(c.loop);
-    cli_free_args(&c);
-    cli_log_close();
-    return CLI_EXIT_RUNTIME;
+  return CLI_CONTINUE;
+}
+
+/* cli_close_loop runs the loop until the handles opened so far closed,
+   then closes it (a start that failed). */
+static void cli_close_loop(cli *c) {
+  uv_run(c->loop, UV_RUN_DEFAULT);
+  uv_loop_close(c->loop);
+}
+
+/* cli_start_handles starts the signal handlers and the stats timer. */
+static void cli_start_handles(cli *c) {
+  uv_signal_init(c->loop, &c->sigint);
+  uv_signal_init(c->loop, &c->sigterm);
+  uv_signal_init(c->loop, &c->sighup);
+  c->sigint.data = c->sigterm.data = c->sighup.data = c;
+  uv_signal_start(&c->sigint, cli_signal_cb, SIGINT);
+  uv_signal_start(&c->sigterm, cli_signal_cb, SIGTERM);
+  uv_signal_start(&c->sighup, cli_signal_cb, SIGHUP);
+  signal(SIGPIPE, SIG_IGN);
+  if (c->print_table || c->stats_json) {
+    uint64_t ms;
+    if (!c->stats_interval) {
+      c->stats_interval = CLI_DEFAULT_STATS;
+    }
+    ms = c->stats_interval / RP_MILLISECONDS;
+    uv_timer_init(c->loop, &c->stats_timer);
+    c->stats_timer.data = c;
+    uv_timer_start(&c->stats_timer, cli_stats_cb, ms ? ms : 1, ms ? ms : 1);
+    c->stats_on = 1;
   }
-  rv = rp_net_pool_start(&c.np, c.loop, &opts, err, sizeof(err));
-  rp_config_free(&cfg);
-  if (rv != 0) {
-    fprintf(stderr, "respool: %s\n", err[0] ? err : rp_strerror(rv));
-    uv_run(c.loop, UV_RUN_DEFAULT);
-    uv_loop_close(c.loop);
-    cli_free_args(&c);
-    cli_log_close();
-    return rv == RP_ERR_CONFIG || rv == RP_ERR_INVALID_ARGUMENT
-               ? CLI_EXIT_USAGE
-               : CLI_EXIT_RUNTIME;
-  }
-  rp_net_pool_format_address(c.np, addr, sizeof(addr));
+}
+
+/* cli_announce prints the address the pool listens on (the first line
+   of standard output) and logs the start-up summary. */
+static void cli_announce(cli *c, int remote, int checked,
+                         const char *check_name) {
+  char addr[64];
+
+  rp_net_pool_format_address(c->np, addr, sizeof(addr));
   printf("%s\n", addr);
   fflush(stdout);
-  cli_summary_start(&c, addr, checked, check_name);
-  if (c.metrics_on) {
+  cli_summary_start(c, addr, checked, check_name);
+  if (c->metrics_on) {
     char maddr[96];
 
-    cli_metrics_address(&c, maddr, sizeof(maddr));
+    cli_metrics_address(c, maddr, sizeof(maddr));
     cli_logf(RP_LOG_INFO, "metrics on http://%s/metrics", maddr);
   }
   if (remote) {
     cli_logf(RP_LOG_WARN, "--allow-remote: whoever reaches %s may use the pool",
              addr);
   }
+}
 
-  uv_signal_init(c.loop, &c.sigint);
-  uv_signal_init(c.loop, &c.sigterm);
-  uv_signal_init(c.loop, &c.sighup);
-  c.sigint.data = c.sigterm.data = c.sighup.data = &c;
-  uv_signal_start(&c.sigint, cli_signal_cb, SIGINT);
-  uv_signal_start(&c.sigterm, cli_signal_cb, SIGTERM);
-  uv_signal_start(&c.sighup, cli_signal_cb, SIGHUP);
-  signal(SIGPIPE, SIG_IGN);
-  if (c.print_table || c.stats_json) {
-    uint64_t ms;
-    if (!c.stats_interval) {
-      c.stats_interval = CLI_DEFAULT_STATS;
-    }
-    ms = c.stats_interval / RP_MILLISECONDS;
-    uv_timer_init(c.loop, &c.stats_timer);
-    c.stats_timer.data = &c;
-    uv_timer_start(&c.stats_timer, cli_stats_cb, ms ? ms : 1, ms ? ms : 1);
-    c.stats_on = 1;
+/* cli_run starts the pool on |cfg| (freed here) and runs the loop until
+   the pool stopped; returns the exit code. */
+static int cli_run(cli *c, const cli_opts *o, rp_config *cfg,
+                   const struct sockaddr_storage *metrics_addr) {
+  rp_net_options opts = {0};
+  char err[RP_CONFIG_ERRLEN], check_name[256];
+  int rv, remote, checked;
+
+  cli_raise_nofile();
+  c->loop = uv_default_loop();
+  opts.config = cfg;
+  opts.kind = RP_KIND_AUTO;
+  opts.log = cli_log;
+  opts.log_level = c->log_level;
+  opts.user_data = c;
+  c->want = cfg->discovery.want;
+  remote = !rp_config_listen_is_loopback(cfg);
+  checked = !(cfg->pretest_domain && cfg->pretest_domain[0] == '\0');
+  snprintf(check_name, sizeof(check_name), "%s",
+           cfg->pretest_domain ? cfg->pretest_domain : "example.com");
+  if (o->metrics && cli_metrics_start(c, metrics_addr, err, sizeof(err)) != 0) {
+    fprintf(stderr, "respool: %s\n", err);
+    rp_config_free(cfg);
+    cli_close_loop(c);
+    return CLI_EXIT_RUNTIME;
   }
-  uv_run(c.loop, UV_RUN_DEFAULT);
-  if (uv_loop_close(c.loop) != 0) {
+  rv = rp_net_pool_start(&c->np, c->loop, &opts, err, sizeof(err));
+  rp_config_free(cfg);
+  if (rv != 0) {
+    fprintf(stderr, "respool: %s\n", err[0] ? err : rp_strerror(rv));
+    cli_close_loop(c);
+    return rv == RP_ERR_CONFIG || rv == RP_ERR_INVALID_ARGUMENT
+               ? CLI_EXIT_USAGE
+               : CLI_EXIT_RUNTIME;
+  }
+  cli_announce(c, remote, checked, check_name);
+  cli_start_handles(c);
+  uv_run(c->loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(c->loop) != 0) {
     cli_logf(RP_LOG_WARN, "handles left open at exit");
+  }
+  return c->exit_code;
+}
+
+int main(int argc, char **argv) {
+  cli c = {.log_level = RP_LOG_WARN, .exit_code = CLI_EXIT_OK};
+  cli_opts o = {0};
+  rp_config cfg;
+  struct sockaddr_storage metrics_addr;
+  int rv;
+
+  if (argc > 1 && strcmp(argv[1], "discover") == 0) {
+    return cli_discover(argc - 1, argv + 1);
+  }
+  rv = cli_parse_args(&c, &o, argc, argv);
+  if (rv == CLI_CONTINUE) {
+    rv = cli_open_log(&c, &o);
+  }
+  if (rv != CLI_CONTINUE) {
+    cli_free_args(&c);
+    return rv;
+  }
+  rv = cli_configure(&c, &o, &cfg, &metrics_addr);
+  if (rv == CLI_CONTINUE) {
+    rv = cli_run(&c, &o, &cfg, &metrics_addr);
   }
   cli_free_args(&c);
   cli_log_close();
-  return c.exit_code;
+  return rv;
 }

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,127 +85,155 @@ void cli_print_table(cli *c, rp_tstamp now) {
           rp_config_kind_str(rp_pool_kind(rp_net_pool_get_core(c->np))));
 }
 
-/* cli_write_json writes the stats to c->stats_json (temp + rename). */
-void cli_write_json(cli *c, rp_tstamp now) {
-  cJSON *root = cJSON_CreateObject(), *arr, *pool;
-  size_t i, n = rp_net_pool_resolver_count(c->np);
+/* stats_u64 names one uint64_t counter of a stats struct: the JSON key is
+   the field's name. */
+typedef struct stats_u64 {
+  const char *name;
+  size_t off;
+} stats_u64;
+
+#define STATS_U64(type, field) {#field, offsetof(type, field)}
+
+/* stats_resolver_u64 are the counters of rp_resolver_stats, in the order
+   of the JSON file. */
+static const stats_u64 stats_resolver_u64[] = {
+    STATS_U64(rp_resolver_stats, sent),
+    STATS_U64(rp_resolver_stats, answered),
+    STATS_U64(rp_resolver_stats, refused),
+    STATS_U64(rp_resolver_stats, dropped),
+    STATS_U64(rp_resolver_stats, late),
+    STATS_U64(rp_resolver_stats, errors),
+    STATS_U64(rp_resolver_stats, copies),
+    STATS_U64(rp_resolver_stats, hedges),
+    STATS_U64(rp_resolver_stats, probes),
+    STATS_U64(rp_resolver_stats, case_mismatches),
+};
+
+/* stats_pool_u64 are the counters of rp_pool_stats, in file order. */
+static const stats_u64 stats_pool_u64[] = {
+    STATS_U64(rp_pool_stats, queries),
+    STATS_U64(rp_pool_stats, delivered),
+    STATS_U64(rp_pool_stats, failed),
+    STATS_U64(rp_pool_stats, waits),
+    STATS_U64(rp_pool_stats, sends),
+    STATS_U64(rp_pool_stats, copies),
+    STATS_U64(rp_pool_stats, copies_data),
+    STATS_U64(rp_pool_stats, copies_repeat),
+    STATS_U64(rp_pool_stats, repeats_dropped),
+    STATS_U64(rp_pool_stats, extras_skipped),
+    STATS_U64(rp_pool_stats, late),
+    STATS_U64(rp_pool_stats, hedges),
+    STATS_U64(rp_pool_stats, resends),
+    STATS_U64(rp_pool_stats, spills),
+    STATS_U64(rp_pool_stats, retries),
+    STATS_U64(rp_pool_stats, probes),
+    STATS_U64(rp_pool_stats, malformed),
+    STATS_U64(rp_pool_stats, spoofed),
+    STATS_U64(rp_pool_stats, case_mismatches),
+    STATS_U64(rp_pool_stats, case_fallbacks),
+};
+
+/* stats_net_u64 are the counters of rp_net_counters, in file order. */
+static const stats_u64 stats_net_u64[] = {
+    STATS_U64(rp_net_counters, udp_queries),
+    STATS_U64(rp_net_counters, tcp_queries),
+    STATS_U64(rp_net_counters, truncated_to_client),
+    STATS_U64(rp_net_counters, tcp_connects),
+    STATS_U64(rp_net_counters, send_failures),
+    STATS_U64(rp_net_counters, tcp_clients),
+    STATS_U64(rp_net_counters, tcp_idle_closed),
+    STATS_U64(rp_net_counters, tcp_evicted),
+    STATS_U64(rp_net_counters, tcp_slow_closed),
+    STATS_U64(rp_net_counters, tcp_refused),
+    STATS_U64(rp_net_counters, udp_segmented),
+    STATS_U64(rp_net_counters, udp_segment_refused),
+    STATS_U64(rp_net_counters, tls_handshakes),
+    STATS_U64(rp_net_counters, tls_resumed),
+    STATS_U64(rp_net_counters, tls_failures),
+    STATS_U64(rp_net_counters, doh_http_refusals),
+    STATS_U64(rp_net_counters, doh_goaways),
+    STATS_U64(rp_net_counters, doh_resets),
+    STATS_U64(rp_net_counters, tcp_connect_failures),
+    STATS_U64(rp_net_counters, checks_failed),
+    STATS_U64(rp_net_counters, discovery_found),
+};
+
+/* stats_add_u64s adds the |n| counters |fields| of the struct at |base|
+   to |o| as numbers. */
+static void stats_add_u64s(cJSON *o, const void *base, const stats_u64 *fields,
+                           size_t n) {
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    uint64_t v;
+    memcpy(&v, (const char *)base + fields[i].off, sizeof(v));
+    cJSON_AddNumberToObject(o, fields[i].name, (double)v);
+  }
+}
+
+/* stats_json_resolver adds resolver |i| to |arr| (nothing when the pool
+   has no such resolver or out of memory). */
+static void stats_json_resolver(cJSON *arr, cli *c, size_t i, rp_tstamp now) {
+  rp_net_resolver_info info;
+  const rp_resolver_stats *st = &info.stats;
+  cJSON *o;
+  if (rp_net_pool_get_resolver(c->np, i, &info, now) != 0 ||
+      !(o = cJSON_CreateObject())) {
+    return;
+  }
+  cJSON_AddItemToArray(arr, o);
+  cJSON_AddStringToObject(o, "name", info.name);
+  cJSON_AddStringToObject(o, "check", rp_net_check_state_str(info.check));
+  cJSON_AddNumberToObject(o, "saved_score", info.saved_score);
+  if (info.udp_ports > 0) {
+    cJSON_AddNumberToObject(o, "udp_ports", (double)info.udp_ports);
+  }
+  if (info.last_error && info.last_error[0]) {
+    cJSON_AddStringToObject(o, "last_error", info.last_error);
+  }
+  if (!info.has_stats) {
+    return;
+  }
+  cJSON_AddStringToObject(o, "state", rp_resolver_state_str(st->state));
+  cJSON_AddNumberToObject(o, "cap_qps", st->cap_qps);
+  cJSON_AddNumberToObject(o, "answer_rate_qps", st->answer_rate_qps);
+  cJSON_AddNumberToObject(o, "mean_latency_ms",
+                          st->mean_latency == RP_TSTAMP_UNSET
+                              ? -1.0
+                              : (double)st->mean_latency /
+                                    (double)RP_MILLISECONDS);
+  cJSON_AddNumberToObject(o, "loss", st->loss);
+  stats_add_u64s(o, st, stats_resolver_u64,
+                 sizeof(stats_resolver_u64) / sizeof(stats_resolver_u64[0]));
+  cJSON_AddBoolToObject(o, "case_fallback", st->case_fallback);
+  cJSON_AddNumberToObject(o, "score", st->score);
+}
+
+/* stats_json_pool adds the pool's totals to |root| as "pool". */
+static void stats_json_pool(cJSON *root, cli *c) {
+  rp_pool *core = rp_net_pool_get_core(c->np);
   rp_pool_stats ps;
   rp_net_counters nc;
-  char tmp[4096], *text;
+  cJSON *pool = cJSON_AddObjectToObject(root, "pool");
+  if (!pool) {
+    return;
+  }
+  rp_pool_get_stats(core, &ps);
+  rp_net_pool_get_counters(c->np, &nc);
+  cJSON_AddStringToObject(pool, "kind", rp_config_kind_str(rp_pool_kind(core)));
+  stats_add_u64s(pool, &ps, stats_pool_u64,
+                 sizeof(stats_pool_u64) / sizeof(stats_pool_u64[0]));
+  cJSON_AddNumberToObject(pool, "nup", (double)ps.nup);
+  stats_add_u64s(pool, &nc, stats_net_u64,
+                 sizeof(stats_net_u64) / sizeof(stats_net_u64[0]));
+}
+
+/* stats_json_save writes |text| to c->stats_json through a temporary
+   file and rename; the failure is reported when it starts and when it
+   ends, not at every tick. */
+static void stats_json_save(cli *c, const char *text) {
+  char tmp[4096];
   FILE *f;
   int written = 0;
-  if (!root) {
-    return;
-  }
-  arr = cJSON_AddArrayToObject(root, "resolvers");
-  for (i = 0; arr && i < n; ++i) {
-    rp_net_resolver_info info;
-    cJSON *o;
-    if (rp_net_pool_get_resolver(c->np, i, &info, now) != 0 ||
-        !(o = cJSON_CreateObject())) {
-      continue;
-    }
-    cJSON_AddItemToArray(arr, o);
-    cJSON_AddStringToObject(o, "name", info.name);
-    cJSON_AddStringToObject(o, "check", rp_net_check_state_str(info.check));
-    cJSON_AddNumberToObject(o, "saved_score", info.saved_score);
-    if (info.udp_ports > 0) {
-      cJSON_AddNumberToObject(o, "udp_ports", (double)info.udp_ports);
-    }
-    if (info.last_error && info.last_error[0]) {
-      cJSON_AddStringToObject(o, "last_error", info.last_error);
-    }
-    if (!info.has_stats) {
-      continue;
-    }
-    cJSON_AddStringToObject(o, "state",
-                            rp_resolver_state_str(info.stats.state));
-    cJSON_AddNumberToObject(o, "cap_qps", info.stats.cap_qps);
-    cJSON_AddNumberToObject(o, "answer_rate_qps", info.stats.answer_rate_qps);
-    cJSON_AddNumberToObject(o, "mean_latency_ms",
-                            info.stats.mean_latency == RP_TSTAMP_UNSET
-                                ? -1.0
-                                : (double)info.stats.mean_latency /
-                                      (double)RP_MILLISECONDS);
-    cJSON_AddNumberToObject(o, "loss", info.stats.loss);
-    cJSON_AddNumberToObject(o, "sent", (double)info.stats.sent);
-    cJSON_AddNumberToObject(o, "answered", (double)info.stats.answered);
-    cJSON_AddNumberToObject(o, "refused", (double)info.stats.refused);
-    cJSON_AddNumberToObject(o, "dropped", (double)info.stats.dropped);
-    cJSON_AddNumberToObject(o, "late", (double)info.stats.late);
-    cJSON_AddNumberToObject(o, "errors", (double)info.stats.errors);
-    cJSON_AddNumberToObject(o, "copies", (double)info.stats.copies);
-    cJSON_AddNumberToObject(o, "hedges", (double)info.stats.hedges);
-    cJSON_AddNumberToObject(o, "probes", (double)info.stats.probes);
-    cJSON_AddNumberToObject(o, "case_mismatches",
-                            (double)info.stats.case_mismatches);
-    cJSON_AddBoolToObject(o, "case_fallback", info.stats.case_fallback);
-    cJSON_AddNumberToObject(o, "score", info.stats.score);
-  }
-  rp_pool_get_stats(rp_net_pool_get_core(c->np), &ps);
-  rp_net_pool_get_counters(c->np, &nc);
-  pool = cJSON_AddObjectToObject(root, "pool");
-  if (pool) {
-    cJSON_AddStringToObject(
-        pool, "kind",
-        rp_config_kind_str(rp_pool_kind(rp_net_pool_get_core(c->np))));
-    cJSON_AddNumberToObject(pool, "queries", (double)ps.queries);
-    cJSON_AddNumberToObject(pool, "delivered", (double)ps.delivered);
-    cJSON_AddNumberToObject(pool, "failed", (double)ps.failed);
-    cJSON_AddNumberToObject(pool, "waits", (double)ps.waits);
-    cJSON_AddNumberToObject(pool, "sends", (double)ps.sends);
-    cJSON_AddNumberToObject(pool, "copies", (double)ps.copies);
-    cJSON_AddNumberToObject(pool, "copies_data", (double)ps.copies_data);
-    cJSON_AddNumberToObject(pool, "copies_repeat", (double)ps.copies_repeat);
-    cJSON_AddNumberToObject(pool, "repeats_dropped",
-                            (double)ps.repeats_dropped);
-    cJSON_AddNumberToObject(pool, "extras_skipped", (double)ps.extras_skipped);
-    cJSON_AddNumberToObject(pool, "late", (double)ps.late);
-    cJSON_AddNumberToObject(pool, "hedges", (double)ps.hedges);
-    cJSON_AddNumberToObject(pool, "resends", (double)ps.resends);
-    cJSON_AddNumberToObject(pool, "spills", (double)ps.spills);
-    cJSON_AddNumberToObject(pool, "retries", (double)ps.retries);
-    cJSON_AddNumberToObject(pool, "probes", (double)ps.probes);
-    cJSON_AddNumberToObject(pool, "malformed", (double)ps.malformed);
-    cJSON_AddNumberToObject(pool, "spoofed", (double)ps.spoofed);
-    cJSON_AddNumberToObject(pool, "case_mismatches",
-                            (double)ps.case_mismatches);
-    cJSON_AddNumberToObject(pool, "case_fallbacks", (double)ps.case_fallbacks);
-    cJSON_AddNumberToObject(pool, "nup", (double)ps.nup);
-    cJSON_AddNumberToObject(pool, "udp_queries", (double)nc.udp_queries);
-    cJSON_AddNumberToObject(pool, "tcp_queries", (double)nc.tcp_queries);
-    cJSON_AddNumberToObject(pool, "truncated_to_client",
-                            (double)nc.truncated_to_client);
-    cJSON_AddNumberToObject(pool, "tcp_connects", (double)nc.tcp_connects);
-    cJSON_AddNumberToObject(pool, "send_failures", (double)nc.send_failures);
-    cJSON_AddNumberToObject(pool, "tcp_clients", (double)nc.tcp_clients);
-    cJSON_AddNumberToObject(pool, "tcp_idle_closed",
-                            (double)nc.tcp_idle_closed);
-    cJSON_AddNumberToObject(pool, "tcp_evicted", (double)nc.tcp_evicted);
-    cJSON_AddNumberToObject(pool, "tcp_slow_closed",
-                            (double)nc.tcp_slow_closed);
-    cJSON_AddNumberToObject(pool, "tcp_refused", (double)nc.tcp_refused);
-    cJSON_AddNumberToObject(pool, "udp_segmented", (double)nc.udp_segmented);
-    cJSON_AddNumberToObject(pool, "udp_segment_refused",
-                            (double)nc.udp_segment_refused);
-    cJSON_AddNumberToObject(pool, "tls_handshakes", (double)nc.tls_handshakes);
-    cJSON_AddNumberToObject(pool, "tls_resumed", (double)nc.tls_resumed);
-    cJSON_AddNumberToObject(pool, "tls_failures", (double)nc.tls_failures);
-    cJSON_AddNumberToObject(pool, "doh_http_refusals",
-                            (double)nc.doh_http_refusals);
-    cJSON_AddNumberToObject(pool, "doh_goaways", (double)nc.doh_goaways);
-    cJSON_AddNumberToObject(pool, "doh_resets", (double)nc.doh_resets);
-    cJSON_AddNumberToObject(pool, "tcp_connect_failures",
-                            (double)nc.tcp_connect_failures);
-    cJSON_AddNumberToObject(pool, "checks_failed", (double)nc.checks_failed);
-    cJSON_AddNumberToObject(pool, "discovery_found",
-                            (double)nc.discovery_found);
-  }
-  text = cJSON_Print(root);
-  cJSON_Delete(root);
-  if (!text) {
-    return;
-  }
   snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_json);
   errno = 0;
   f = fopen(tmp, "w");
@@ -213,9 +242,6 @@ void cli_write_json(cli *c, rp_tstamp now) {
     ok = fclose(f) == 0 && ok;
     written = ok && rename(tmp, c->stats_json) == 0;
   }
-  cJSON_free(text);
-  /* Reported when it starts failing and when it works again, not at
-     every tick. */
   if (!written && !c->json_failing) {
     cli_logf(RP_LOG_WARN, "--stats-json: cannot write %s: %s", c->stats_json,
              errno ? strerror(errno) : "write failed");
@@ -223,6 +249,28 @@ void cli_write_json(cli *c, rp_tstamp now) {
     cli_logf(RP_LOG_INFO, "--stats-json: %s written again", c->stats_json);
   }
   c->json_failing = !written;
+}
+
+/* cli_write_json writes the stats to c->stats_json (temp + rename). */
+void cli_write_json(cli *c, rp_tstamp now) {
+  cJSON *root = cJSON_CreateObject(), *arr;
+  size_t i, n = rp_net_pool_resolver_count(c->np);
+  char *text;
+  if (!root) {
+    return;
+  }
+  arr = cJSON_AddArrayToObject(root, "resolvers");
+  for (i = 0; arr && i < n; ++i) {
+    stats_json_resolver(arr, c, i, now);
+  }
+  stats_json_pool(root, c);
+  text = cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!text) {
+    return;
+  }
+  stats_json_save(c, text);
+  cJSON_free(text);
 }
 
 void cli_stats_cb(uv_timer_t *t) {

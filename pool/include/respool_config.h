@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 /* RP_CONFIG_ERRLEN is a comfortable size for error message buffers. */
@@ -164,6 +165,23 @@ void rp_config_init(rp_config *cfg, const rp_mem *mem);
 /* rp_config_free frees what |cfg| owns and leaves it empty. */
 void rp_config_free(rp_config *cfg);
 
+/* rp_config_string names an owned string field of rp_config. */
+typedef enum rp_config_string {
+  RP_CONFIG_SCORES_FILE,    /* scores_file */
+  RP_CONFIG_PRETEST_DOMAIN, /* pretest_domain ("" switches the check off) */
+  RP_CONFIG_TLS_CA,         /* tls_ca */
+  RP_CONFIG_TLS_NAME,       /* tls_name */
+  RP_CONFIG_LIST_FILE,      /* discovery.list_file */
+  RP_CONFIG_DATA_FILE       /* discovery.data_file */
+} rp_config_string;
+
+/* rp_config_set_string replaces the string |field| of |cfg| with a copy
+   of |value| (allocated with cfg->mem; the old one is freed), as a later
+   source overriding an earlier one does. Returns 0, RP_ERR_NOMEM (the
+   field unchanged) or RP_ERR_INVALID_ARGUMENT (no such field). */
+int rp_config_set_string(rp_config *cfg, rp_config_string field,
+                         const char *value);
+
 /* rp_config_parse_json parses |len| bytes of JSON |text| into |cfg|,
    which must be initialised; given fields overwrite earlier ones and
    resolvers are appended. |source| names the text in errors (a file
@@ -178,6 +196,16 @@ int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
    be read (|err| says why), RP_ERR_CONFIG or RP_ERR_NOMEM. */
 int rp_config_load_file(rp_config *cfg, const char *path, char *err,
                         size_t errlen);
+
+/* rp_config_read_stream reads |f| to its end into a NUL-ended buffer
+   allocated with |mem| (NULL for rp_mem_default()): |*pbuf| (the caller
+   frees it with mem->free) holds |*plen| bytes and the NUL. The config,
+   the score cache and discovery's lists read their files with it.
+   Returns 0, RP_ERR_FULL when the text and its NUL need more than
+   |max_len| bytes, RP_ERR_IO on a read error or RP_ERR_NOMEM; nothing
+   is left allocated on failure. */
+int rp_config_read_stream(const rp_mem *mem, FILE *f, size_t max_len,
+                          char **pbuf, size_t *plen);
 
 /* rp_config_parse_resolver parses one resolver URL |spec| into |res|.
    Host names are accepted only for dot and https; UDP and TCP need an

@@ -37,7 +37,6 @@ void rp_net_check_done(rp_net_upstream *up, int passed, const char *why,
                              .flags = up->ops->resolver_flags,
                              .score = up->saved_score,
                              .user_data = up};
-    np->now = now;
     ++np->in_core;
     rv = rp_pool_add_resolver(np->core, &rc, &up->resolver_id, now);
     --np->in_core;
@@ -99,7 +98,6 @@ void rp_net_upstream_on_answer(rp_net_upstream *up, const uint8_t *data,
   if (up->check != RP_NET_CHECK_PASSED) {
     return;
   }
-  np->now = now;
   ++np->in_core;
   rv = rp_pool_on_answer(np->core, up->resolver_id, data, len, flags, now);
   --np->in_core;
@@ -136,7 +134,6 @@ void rp_net_upstream_on_error(rp_net_upstream *up, uint32_t upstream_id,
     ++np->errq_len;
     return;
   }
-  np->now = now;
   ++np->in_core;
   rp_net_core_result(
       np,

@@ -246,8 +246,10 @@ static int config_fail(config_ctx *ctx, const char *field, const cJSON *value,
   return RP_ERR_CONFIG;
 }
 
-static int config_strdup(config_ctx *ctx, char **pdst, const char *src) {
-  const rp_mem *mem = ctx->cfg->mem;
+/* config_replace replaces the owned string |*pdst| of |cfg| with a copy
+   of |src|. Returns 0 or RP_ERR_NOMEM (|*pdst| unchanged). */
+static int config_replace(rp_config *cfg, char **pdst, const char *src) {
+  const rp_mem *mem = cfg->mem;
   size_t n = strlen(src) + 1;
   char *p = mem->malloc(n, mem->user_data);
   if (!p) {
@@ -257,6 +259,25 @@ static int config_strdup(config_ctx *ctx, char **pdst, const char *src) {
   mem->free(*pdst, mem->user_data);
   *pdst = p;
   return 0;
+}
+
+int rp_config_set_string(rp_config *cfg, rp_config_string field,
+                         const char *value) {
+  switch (field) {
+  case RP_CONFIG_SCORES_FILE:
+    return config_replace(cfg, &cfg->scores_file, value);
+  case RP_CONFIG_PRETEST_DOMAIN:
+    return config_replace(cfg, &cfg->pretest_domain, value);
+  case RP_CONFIG_TLS_CA:
+    return config_replace(cfg, &cfg->tls_ca, value);
+  case RP_CONFIG_TLS_NAME:
+    return config_replace(cfg, &cfg->tls_name, value);
+  case RP_CONFIG_LIST_FILE:
+    return config_replace(cfg, &cfg->discovery.list_file, value);
+  case RP_CONFIG_DATA_FILE:
+    return config_replace(cfg, &cfg->discovery.data_file, value);
+  }
+  return RP_ERR_INVALID_ARGUMENT;
 }
 
 static int config_push_resolver(rp_config *cfg, const rp_config_resolver *res) {
@@ -369,7 +390,7 @@ static int config_string(config_ctx *ctx, const cJSON *item, const char *field,
   if (!cJSON_IsString(item)) {
     return config_fail(ctx, field, item, "expected a string");
   }
-  return config_strdup(ctx, pdst, item->valuestring);
+  return config_replace(ctx->cfg, pdst, item->valuestring);
 }
 
 static int config_resolvers(config_ctx *ctx, const cJSON *arr,
@@ -662,56 +683,72 @@ int rp_config_parse_json(rp_config *cfg, const char *text, size_t len,
   return rv;
 }
 
-int rp_config_load_file(rp_config *cfg, const char *path, char *err,
-                        size_t errlen) {
-  const rp_mem *mem = cfg->mem;
-  FILE *f = fopen(path, "rb");
+int rp_config_read_stream(const rp_mem *mem, FILE *f, size_t max_len,
+                          char **pbuf, size_t *plen) {
   char *buf = NULL;
   size_t n = 0, cap = 0;
-  int rv = 0;
-  if (!f) {
-    if (err && errlen) {
-      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    }
-    return RP_ERR_IO;
+  if (!mem) {
+    mem = rp_mem_default();
   }
   for (;;) {
     size_t got;
-    if (n == cap) {
+    if (n + 1 >= cap) {
       size_t ncap = cap ? cap * 2 : CONFIG_READ_CHUNK;
       char *nb;
-      if (ncap > CONFIG_MAX_FILE) {
-        if (err && errlen) {
-          snprintf(err, errlen, "%s: file too large", path);
-        }
-        rv = RP_ERR_CONFIG;
-        goto fail;
+      if (ncap > max_len || ncap < cap) {
+        mem->free(buf, mem->user_data);
+        return RP_ERR_FULL;
       }
       nb = mem->realloc(buf, ncap, mem->user_data);
       if (!nb) {
-        rv = RP_ERR_NOMEM;
-        goto fail;
+        mem->free(buf, mem->user_data);
+        return RP_ERR_NOMEM;
       }
       buf = nb;
       cap = ncap;
     }
-    got = fread(buf + n, 1, cap - n, f);
+    got = fread(buf + n, 1, cap - n - 1, f);
     n += got;
     if (got == 0) {
       break;
     }
   }
   if (ferror(f)) {
+    mem->free(buf, mem->user_data);
+    return RP_ERR_IO;
+  }
+  buf[n] = '\0';
+  *pbuf = buf;
+  *plen = n;
+  return 0;
+}
+
+int rp_config_load_file(rp_config *cfg, const char *path, char *err,
+                        size_t errlen) {
+  const rp_mem *mem = cfg->mem;
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t n = 0;
+  int rv;
+  if (!f) {
     if (err && errlen) {
-      snprintf(err, errlen, "%s: read error", path);
+      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     }
-    rv = RP_ERR_IO;
-    goto fail;
+    return RP_ERR_IO;
+  }
+  rv = rp_config_read_stream(mem, f, CONFIG_MAX_FILE, &buf, &n);
+  fclose(f);
+  if (rv == RP_ERR_FULL || rv == RP_ERR_IO) {
+    if (err && errlen) {
+      snprintf(err, errlen, "%s: %s", path,
+               rv == RP_ERR_FULL ? "file too large" : "read error");
+    }
+    return rv == RP_ERR_FULL ? RP_ERR_CONFIG : RP_ERR_IO;
+  }
+  if (rv != 0) {
+    return rv;
   }
   rv = rp_config_parse_json(cfg, buf, n, path, err, errlen);
-
-fail:
   mem->free(buf, mem->user_data);
-  fclose(f);
   return rv;
 }

@@ -88,10 +88,7 @@ void rp_net_direct_queue(rp_net_pool *np, uint64_t token, const uint8_t *data,
   np->dq_used += len;
 }
 
-void rp_net_direct_idle_cb(uv_idle_t *h) {
-  rp_net_direct_drain(h->data);
-  rp_net_tx_run(h->data);
-}
+void rp_net_direct_idle_cb(uv_idle_t *h) { rp_net_tx_loop_work(h->data); }
 
 void rp_net_direct_drain(rp_net_pool *np) {
   size_t end = np->dq_n, left, base;

@@ -48,7 +48,6 @@ static uint16_t net_client_udpsize(const uint8_t *q, size_t len) {
 int rp_net_submit(rp_net_pool *np, const uint8_t *q, size_t len,
                   const rp_client *client, rp_tstamp now) {
   int rv;
-  np->now = now;
   ++np->in_core;
   rv = rp_pool_submit(np->core, q, len, client, now);
   --np->in_core;
@@ -388,4 +387,18 @@ fail : {
            ntohs(((const struct sockaddr_in *)want)->sin_port), why);
 }
   return RP_ERR_IO;
+}
+
+void rp_net_format_sockaddr(const struct sockaddr_storage *ss, char *out,
+                            size_t cap) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+    inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+    snprintf(out, cap, "[%s]:%u", host, ntohs(s6->sin6_port));
+  } else {
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+    inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+    snprintf(out, cap, "%s:%u", host, ntohs(s4->sin_port));
+  }
 }

@@ -224,7 +224,6 @@ static void net_timer_cb(uv_timer_t *t) {
   rp_net_pool *np = t->data;
   rp_tstamp now = rp_net_now();
   np->armed = RP_TSTAMP_UNSET;
-  np->now = now;
   ++np->in_core;
   rp_net_core_result(np, rp_pool_handle_expiry(np->core, now), "expiry");
   --np->in_core;
@@ -286,10 +285,10 @@ static int net_cb_deliver(rp_pool *pool, const rp_client *client,
     if (tlen <= 0) {
       return 0;
     }
-    rp_net_udp_queue(np, &np->lis_tx, tc, (size_t)tlen, sa, 0);
+    rp_net_udp_queue(np, &np->lis_tx, tc, (size_t)tlen, sa, 0, now);
     return 0;
   }
-  rp_net_udp_queue(np, &np->lis_tx, data, len, sa, 0);
+  rp_net_udp_queue(np, &np->lis_tx, data, len, sa, 0, now);
   return 0;
 }
 
@@ -383,19 +382,33 @@ static void net_free(rp_net_pool *np) {
   mem->free(np, mem->user_data);
 }
 
+/* NET_POOL_HANDLES is the number of handles the pool itself embeds. */
+#define NET_POOL_HANDLES 7
+
+/* net_pool_handles lists the handles the pool itself embeds (not its
+   upstreams' or clients'): net_init_handles opens and counts them,
+   net_close_all closes them, so the count cannot go stale. */
+static void net_pool_handles(rp_net_pool *np,
+                             uv_handle_t *out[NET_POOL_HANDLES]) {
+  uv_handle_t *const handles[NET_POOL_HANDLES] = {
+      (uv_handle_t *)&np->lis_udp,       (uv_handle_t *)&np->lis_tcp,
+      (uv_handle_t *)&np->timer,         (uv_handle_t *)&np->check_timer,
+      (uv_handle_t *)&np->flush_prepare, (uv_handle_t *)&np->flush_check,
+      (uv_handle_t *)&np->direct_idle};
+  memcpy(out, handles, sizeof(handles));
+}
+
 /* net_close_all closes every handle; rp_net_handle_closed finishes. */
 static void net_close_all(rp_net_pool *np) {
+  uv_handle_t *handles[NET_POOL_HANDLES];
   size_t i;
   if (np->disc) {
     rp_disc_stop(np->disc, rp_net_disc_closed, np);
   }
-  uv_close((uv_handle_t *)&np->lis_udp, net_handle_closed_cb);
-  uv_close((uv_handle_t *)&np->lis_tcp, net_handle_closed_cb);
-  uv_close((uv_handle_t *)&np->timer, net_handle_closed_cb);
-  uv_close((uv_handle_t *)&np->check_timer, net_handle_closed_cb);
-  uv_close((uv_handle_t *)&np->flush_prepare, net_handle_closed_cb);
-  uv_close((uv_handle_t *)&np->flush_check, net_handle_closed_cb);
-  uv_close((uv_handle_t *)&np->direct_idle, net_handle_closed_cb);
+  net_pool_handles(np, handles);
+  for (i = 0; i < NET_POOL_HANDLES; ++i) {
+    uv_close(handles[i], net_handle_closed_cb);
+  }
   for (i = 0; i < RP_NET_MAX_TCP_CLIENTS; ++i) {
     if (np->clients[i]) {
       rp_net_stream_close(&np->clients[i]->s);
@@ -408,9 +421,8 @@ static void net_close_all(rp_net_pool *np) {
   }
 }
 
-static int net_save_scores(rp_net_pool *np) {
+static int net_save_scores(rp_net_pool *np, rp_tstamp now) {
   char err[RP_CONFIG_ERRLEN];
-  rp_tstamp now = rp_net_now();
   size_t i;
   int rv = 0;
   if (!np->scores_file) {
@@ -443,17 +455,244 @@ static int net_save_scores(rp_net_pool *np) {
 
 int rp_net_pool_stop(rp_net_pool *np, rp_net_pool_closed_cb closed_cb,
                      void *user_data) {
+  rp_tstamp now;
   int rv;
   if (np->stopping) {
     return 0;
   }
-  rv = net_save_scores(np);
+  now = rp_net_now();
+  rv = net_save_scores(np, now);
   /* Answers already given by the core leave before the sockets close. */
-  rp_net_tx_run(np);
+  rp_net_tx_run(np, now);
   np->stopping = 1;
   np->closed_cb = closed_cb;
   np->closed_ud = user_data;
   net_close_all(np);
+  return rv;
+}
+
+/* net_init_options fills |np| from |options| and |cfg|: the limits,
+   the kind and the settings (the config applied to the kind's defaults
+   unless options->settings gives them whole). */
+static void net_init_options(rp_net_pool *np, const rp_net_options *options,
+                             const rp_config *cfg) {
+  np->opts = *options;
+  np->opts.config = NULL;
+  np->opts.settings = NULL;
+  np->armed = RP_TSTAMP_UNSET;
+  np->rx_now = RP_TSTAMP_UNSET;
+  np->refuse_log_at = RP_TSTAMP_UNSET;
+  np->kind = cfg->has_kind ? cfg->kind : options->kind;
+  np->cfg_has_listen = cfg->has_listen;
+  np->cfg_listen = cfg->listen;
+  np->fixed_settings = options->settings != NULL;
+  np->want = cfg->discovery.want ? cfg->discovery.want : RP_NET_CHECK_WANT;
+  np->check_timeout =
+      options->check_timeout ? options->check_timeout : RP_NET_CHECK_TIMEOUT;
+  np->recheck_interval = options->recheck_interval ? options->recheck_interval
+                                                   : RP_NET_RECHECK_INTERVAL;
+  np->tcp_idle_timeout = options->tcp_idle_timeout ? options->tcp_idle_timeout
+                                                   : RP_NET_TCP_IDLE_DEFAULT;
+  np->tcp_busy_idle_timeout = options->tcp_busy_idle_timeout
+                                  ? options->tcp_busy_idle_timeout
+                                  : RP_NET_TCP_BUSY_IDLE_DEFAULT;
+  np->tcp_client_max_pending = options->tcp_client_max_pending
+                                   ? options->tcp_client_max_pending
+                                   : RP_NET_TCP_CLIENT_PENDING_DEFAULT;
+  np->tcp_max_pending = options->tcp_max_pending ? options->tcp_max_pending
+                                                 : RP_NET_TCP_PENDING_DEFAULT;
+  if (options->settings) {
+    np->settings = *options->settings;
+  } else {
+    rp_settings_default(&np->settings, np->kind);
+    rp_config_apply(cfg, &np->settings);
+    np->settings.log_level = options->log ? options->log_level : RP_LOG_ERROR;
+    np->settings.log_categories = RP_LOG_CAT_ALL;
+  }
+  if (rp_settings_restrict(&np->settings, np->kind)) {
+    /* A tunnel's names carry its data: never 0x20 (case.h). */
+    rp_net_log(np, RP_LOG_WARN,
+               "ev=setting_ignored name=case_randomize kind=%s "
+               "why=tunnel_names_carry_data",
+               rp_config_kind_str(np->kind));
+  }
+}
+
+/* net_load_scores reads the saved scores (they order the checks); a
+   missing or corrupt file is logged and the pool starts without. Returns
+   0 or RP_ERR_NOMEM. */
+static int net_load_scores(rp_net_pool *np, const rp_net_options *options,
+                           const rp_config *cfg) {
+  char msg[RP_CONFIG_ERRLEN];
+  int rv;
+  rp_scores_key(np->kind, options->score_type, np->score_key,
+                sizeof(np->score_key));
+  if (!cfg->scores_file) {
+    return 0;
+  }
+  if ((rv = rp_net_strdup(np->mem, &np->scores_file, cfg->scores_file)) !=
+      0) {
+    return rv;
+  }
+  rv = rp_scores_load(&np->scores, np->scores_file, np->score_key, msg,
+                      sizeof(msg));
+  if (rv == RP_ERR_NOT_FOUND) {
+    rp_net_log(np, RP_LOG_INFO, "ev=scores_missing file=%s", np->scores_file);
+  } else if (rv != 0 && rv != RP_ERR_NOMEM) {
+    rp_net_log(np, RP_LOG_WARN, "ev=scores_ignored why=\"%s\"", msg);
+  }
+  return rv == RP_ERR_NOMEM ? rv : 0;
+}
+
+/* net_init_pretest takes the start-up check's domain and the TLS names
+   of |cfg|. Returns 0, RP_ERR_CONFIG (a bad domain, |err| says so) or
+   RP_ERR_NOMEM. */
+static int net_init_pretest(rp_net_pool *np, const rp_net_options *options,
+                            const rp_config *cfg, char *err, size_t errlen) {
+  const rp_mem *mem = np->mem;
+  const char *pretest = cfg->pretest_domain ? cfg->pretest_domain
+                                            : RP_CONFIG_DEFAULT_PRETEST_DOMAIN;
+  np->pretest_on = options->check_build != NULL || pretest[0] != '\0';
+  snprintf(np->pretest_text, sizeof(np->pretest_text), "%s", pretest);
+  if (!options->check_build && pretest[0] &&
+      rp_dns_name_from_text(&np->pretest_name, pretest) != 0) {
+    snprintf(err, errlen, "pretest_domain: bad name (%s)", pretest);
+    return RP_ERR_CONFIG;
+  }
+  if ((cfg->tls_ca && rp_net_strdup(mem, &np->tls_ca, cfg->tls_ca) != 0) ||
+      (cfg->tls_name &&
+       rp_net_strdup(mem, &np->tls_name, cfg->tls_name) != 0)) {
+    return RP_ERR_NOMEM;
+  }
+  return 0;
+}
+
+/* net_alloc_buffers allocates the receive buffer, the send queue, the
+   send slots and the TCP client table. Returns 0 or RP_ERR_NOMEM (what
+   was allocated is freed by net_free). */
+static int net_alloc_buffers(rp_net_pool *np) {
+  const rp_mem *mem = np->mem;
+  void *ud = mem->user_data;
+  size_t i;
+  np->rxbuf = mem->malloc(RP_NET_RXBUF_LEN, ud);
+  np->slots = mem->calloc(RP_NET_SEND_SLOTS, sizeof(*np->slots), ud);
+  np->clients = mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->clients), ud);
+  np->client_gen =
+      mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->client_gen), ud);
+  np->txmsgs = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txmsgs), ud);
+  np->txbuf = mem->malloc(RP_NET_TX_BYTES, ud);
+  np->txdirty = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txdirty), ud);
+  np->txhdrs = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txhdrs), ud);
+  np->txiov = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txiov), ud);
+  np->txorder = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txorder), ud);
+  np->txrun = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txrun), ud);
+  if (!np->rxbuf || !np->slots || !np->clients || !np->client_gen ||
+      !np->txmsgs || !np->txbuf || !np->txdirty || !np->txhdrs || !np->txiov ||
+      !np->txorder || !np->txrun) {
+    return RP_ERR_NOMEM;
+  }
+  for (i = 0; i < RP_NET_SEND_SLOTS; ++i) {
+    np->slots[i].np = np;
+    np->slots[i].next = i + 1 < RP_NET_SEND_SLOTS ? &np->slots[i + 1] : NULL;
+  }
+  np->free_slots = &np->slots[0];
+  return 0;
+}
+
+/* net_new_core creates the core and, for kind auto, hands it each
+   kind's settings to switch to. Returns 0 or the core's error (|err|
+   says which step). */
+static int net_new_core(rp_net_pool *np, const rp_net_options *options,
+                        const rp_config *cfg, char *err, size_t errlen) {
+  rp_callbacks cbs = {.send_query = net_cb_send_query,
+                      .deliver = net_cb_deliver,
+                      .rand = rp_net_cb_rand,
+                      .log = net_cb_log};
+  rp_settings by_kind[RP_KIND_COUNT];
+  size_t i;
+  int rv = rp_pool_new(&np->core, &np->settings, &cbs, np->mem, np);
+  if (rv != 0) {
+    snprintf(err, errlen, "cannot create the pool: %s", rp_strerror(rv));
+    return rv;
+  }
+  if (np->kind != RP_KIND_AUTO || options->settings != NULL) {
+    return 0;
+  }
+  /* Each kind's defaults with the same config and overrides. */
+  for (i = 0; i < RP_KIND_COUNT; ++i) {
+    rp_settings_default(&by_kind[i], (rp_kind)i);
+    rp_config_apply(cfg, &by_kind[i]);
+    by_kind[i].log_level = np->settings.log_level;
+    by_kind[i].log_categories = np->settings.log_categories;
+  }
+  rv = rp_pool_sense_kind(np->core, by_kind);
+  if (rv != 0) {
+    snprintf(err, errlen, "cannot sense the kind: %s", rp_strerror(rv));
+  }
+  return rv;
+}
+
+/* net_init_handles opens the pool's own handles (net_pool_handles),
+   counting each, and starts the send-queue flushers. */
+static void net_init_handles(rp_net_pool *np) {
+  uv_handle_t *handles[NET_POOL_HANDLES];
+  size_t i;
+  uv_udp_init_ex(np->loop, &np->lis_udp, AF_UNSPEC | UV_UDP_RECVMMSG);
+  uv_tcp_init(np->loop, &np->lis_tcp);
+  uv_timer_init(np->loop, &np->timer);
+  uv_timer_init(np->loop, &np->check_timer);
+  uv_prepare_init(np->loop, &np->flush_prepare);
+  uv_check_init(np->loop, &np->flush_check);
+  uv_idle_init(np->loop, &np->direct_idle);
+  net_pool_handles(np, handles);
+  for (i = 0; i < NET_POOL_HANDLES; ++i) {
+    handles[i]->data = np;
+    rp_net_handle_opened(np);
+  }
+  np->lis_tx = (rp_net_txsock){.udp = &np->lis_udp, .head = -1, .tail = -1};
+  /* Neither keeps the loop alive on its own. */
+  uv_prepare_start(&np->flush_prepare, rp_net_tx_prepare_cb);
+  uv_check_start(&np->flush_check, rp_net_tx_check_cb);
+  uv_unref((uv_handle_t *)&np->flush_prepare);
+  uv_unref((uv_handle_t *)&np->flush_check);
+}
+
+/* net_listen_addr is the address |cfg| listens on (127.0.0.1:0 when it
+   names none). */
+static struct sockaddr_storage net_listen_addr(const rp_config *cfg) {
+  struct sockaddr_storage listen;
+  struct sockaddr_in sin = {.sin_family = AF_INET};
+  if (cfg->has_listen) {
+    return cfg->listen;
+  }
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  memset(&listen, 0, sizeof(listen));
+  memcpy(&listen, &sin, sizeof(sin));
+  return listen;
+}
+
+/* net_run binds the listeners and starts the check timer (the first
+   re-check due a recheck_interval after |now|) and discovery; on failure
+   the pool is stopped (it frees itself once its handles closed) without
+   touching the scores file of a pool that never ran. Returns 0 or the
+   error of the failing step. */
+static int net_run(rp_net_pool *np, const rp_config *cfg, rp_tstamp now,
+                   char *err, size_t errlen) {
+  struct sockaddr_storage listen = net_listen_addr(cfg);
+  int rv = rp_net_bind(np, &listen, err, errlen);
+  if (rv == 0) {
+    np->next_recheck = now + np->recheck_interval;
+    uv_timer_start(&np->check_timer, rp_net_check_timer_cb,
+                   RP_NET_CHECK_TICK_MS, RP_NET_CHECK_TICK_MS);
+    if (np->auto_on) {
+      rv = rp_net_disc_start(np, cfg, err, errlen);
+    }
+  }
+  if (rv != 0) {
+    np->mem->free(np->scores_file, np->mem->user_data);
+    np->scores_file = NULL;
+    rp_net_pool_stop(np, NULL, NULL);
+  }
   return rv;
 }
 
@@ -462,14 +701,8 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   const rp_mem *mem = options && options->mem ? options->mem : rp_mem_default();
   const rp_config *cfg = options ? options->config : NULL;
   rp_net_pool *np;
-  rp_callbacks cbs = {.send_query = net_cb_send_query,
-                      .deliver = net_cb_deliver,
-                      .rand = rp_net_cb_rand,
-                      .log = net_cb_log};
-  struct sockaddr_storage listen;
-  const char *pretest;
   char msg[RP_CONFIG_ERRLEN];
-  size_t i;
+  rp_tstamp now;
   int rv;
 
   if (!err || errlen == 0) {
@@ -487,199 +720,30 @@ int rp_net_pool_start(rp_net_pool **pnp, uv_loop_t *loop,
   }
   np->loop = loop;
   np->mem = mem;
-  np->opts = *options;
-  np->opts.config = NULL;
-  np->opts.settings = NULL;
-  np->armed = RP_TSTAMP_UNSET;
-  np->rx_now = RP_TSTAMP_UNSET;
   if (RAND_bytes(np->rand_buf, RP_NET_RAND_LEN) != 1) {
     snprintf(err, errlen, "no secure random bytes (RAND_bytes failed)");
     mem->free(np, mem->user_data);
     return RP_ERR_IO;
   }
   np->rand_pos = 0;
-  np->kind = cfg->has_kind ? cfg->kind : options->kind;
-  np->cfg_has_listen = cfg->has_listen;
-  np->cfg_listen = cfg->listen;
-  np->fixed_settings = options->settings != NULL;
-  np->want = cfg->discovery.want ? cfg->discovery.want : RP_NET_CHECK_WANT;
-  np->check_timeout =
-      options->check_timeout ? options->check_timeout : RP_NET_CHECK_TIMEOUT;
-  np->recheck_interval = options->recheck_interval ? options->recheck_interval
-                                                   : RP_NET_RECHECK_INTERVAL;
   rp_scores_init(&np->scores, mem);
-  if (options->settings) {
-    np->settings = *options->settings;
-  } else {
-    rp_settings_default(&np->settings, np->kind);
-    rp_config_apply(cfg, &np->settings);
-    np->settings.log_level = options->log ? options->log_level : RP_LOG_ERROR;
-    np->settings.log_categories = RP_LOG_CAT_ALL;
-  }
-  if (rp_settings_restrict(&np->settings, np->kind)) {
-    /* A tunnel's names carry its data: never 0x20 (case.h). */
-    rp_net_log(np, RP_LOG_WARN,
-               "ev=setting_ignored name=case_randomize kind=%s "
-               "why=tunnel_names_carry_data",
-               rp_config_kind_str(np->kind));
-  }
-
-  /* Scores first: they order the checks. */
-  rp_scores_key(np->kind, options->score_type, np->score_key,
-                sizeof(np->score_key));
-  if (cfg->scores_file) {
-    if ((rv = rp_net_strdup(mem, &np->scores_file, cfg->scores_file)) != 0) {
-      goto fail_early;
-    }
-    rv = rp_scores_load(&np->scores, np->scores_file, np->score_key, msg,
-                        sizeof(msg));
-    if (rv == RP_ERR_NOMEM) {
-      goto fail_early;
-    }
-    if (rv == RP_ERR_NOT_FOUND) {
-      rp_net_log(np, RP_LOG_INFO, "ev=scores_missing file=%s", np->scores_file);
-    } else if (rv != 0) {
-      rp_net_log(np, RP_LOG_WARN, "ev=scores_ignored why=\"%s\"", msg);
-    }
-  }
-
-  pretest = cfg->pretest_domain ? cfg->pretest_domain
-                                : RP_CONFIG_DEFAULT_PRETEST_DOMAIN;
-  np->pretest_on = options->check_build != NULL || pretest[0] != '\0';
-  snprintf(np->pretest_text, sizeof(np->pretest_text), "%s", pretest);
-  if (!options->check_build && pretest[0] &&
-      rp_dns_name_from_text(&np->pretest_name, pretest) != 0) {
-    snprintf(err, errlen, "pretest_domain: bad name (%s)", pretest);
-    rv = RP_ERR_CONFIG;
-    goto fail_early;
-  }
-
-  if ((cfg->tls_ca && rp_net_strdup(mem, &np->tls_ca, cfg->tls_ca) != 0) ||
-      (cfg->tls_name &&
-       rp_net_strdup(mem, &np->tls_name, cfg->tls_name) != 0)) {
-    rv = RP_ERR_NOMEM;
-    goto fail_early;
-  }
-  rv = rp_net_setup_upstreams(np, cfg, err, errlen);
-  if (rv != 0) {
-    goto fail_early;
-  }
-  np->rxbuf = mem->malloc(RP_NET_RXBUF_LEN, mem->user_data);
-  np->slots =
-      mem->calloc(RP_NET_SEND_SLOTS, sizeof(*np->slots), mem->user_data);
-  np->clients =
-      mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->clients), mem->user_data);
-  np->client_gen = mem->calloc(RP_NET_MAX_TCP_CLIENTS, sizeof(*np->client_gen),
-                               mem->user_data);
-  np->txmsgs = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txmsgs), mem->user_data);
-  np->txbuf = mem->malloc(RP_NET_TX_BYTES, mem->user_data);
-  np->txdirty =
-      mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txdirty), mem->user_data);
-  np->txhdrs = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txhdrs), mem->user_data);
-  np->txiov = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txiov), mem->user_data);
-  np->txorder =
-      mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txorder), mem->user_data);
-  np->txrun = mem->calloc(RP_NET_TX_MSGS, sizeof(*np->txrun), mem->user_data);
-  np->tcp_idle_timeout = options->tcp_idle_timeout ? options->tcp_idle_timeout
-                                                   : RP_NET_TCP_IDLE_DEFAULT;
-  np->tcp_busy_idle_timeout = options->tcp_busy_idle_timeout
-                                  ? options->tcp_busy_idle_timeout
-                                  : RP_NET_TCP_BUSY_IDLE_DEFAULT;
-  np->tcp_client_max_pending = options->tcp_client_max_pending
-                                   ? options->tcp_client_max_pending
-                                   : RP_NET_TCP_CLIENT_PENDING_DEFAULT;
-  np->tcp_max_pending = options->tcp_max_pending ? options->tcp_max_pending
-                                                 : RP_NET_TCP_PENDING_DEFAULT;
-  np->refuse_log_at = RP_TSTAMP_UNSET;
-  if (!np->rxbuf || !np->slots || !np->clients || !np->client_gen ||
-      !np->txmsgs || !np->txbuf || !np->txdirty || !np->txhdrs || !np->txiov ||
-      !np->txorder || !np->txrun) {
-    rv = RP_ERR_NOMEM;
-    goto fail_early;
-  }
-  for (i = 0; i < RP_NET_SEND_SLOTS; ++i) {
-    np->slots[i].np = np;
-    np->slots[i].next = i + 1 < RP_NET_SEND_SLOTS ? &np->slots[i + 1] : NULL;
-  }
-  np->free_slots = &np->slots[0];
-
-  rv = rp_pool_new(&np->core, &np->settings, &cbs, mem, np);
-  if (rv != 0) {
-    snprintf(err, errlen, "cannot create the pool: %s", rp_strerror(rv));
-    goto fail_early;
-  }
-  if (np->kind == RP_KIND_AUTO && options->settings == NULL) {
-    /* Each kind's defaults with the same config and overrides. */
-    rp_settings by_kind[RP_KIND_COUNT];
-    for (i = 0; i < RP_KIND_COUNT; ++i) {
-      rp_settings_default(&by_kind[i], (rp_kind)i);
-      rp_config_apply(cfg, &by_kind[i]);
-      by_kind[i].log_level = np->settings.log_level;
-      by_kind[i].log_categories = np->settings.log_categories;
-    }
-    rv = rp_pool_sense_kind(np->core, by_kind);
-    if (rv != 0) {
-      snprintf(err, errlen, "cannot sense the kind: %s", rp_strerror(rv));
-      goto fail_early;
-    }
-  }
-
-  if (cfg->has_listen) {
-    listen = cfg->listen;
-  } else {
-    struct sockaddr_in sin = {.sin_family = AF_INET};
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    memset(&listen, 0, sizeof(listen));
-    memcpy(&listen, &sin, sizeof(sin));
-  }
-
-  /* From here on handles exist: failures close them through stop. */
-  uv_udp_init_ex(loop, &np->lis_udp, AF_UNSPEC | UV_UDP_RECVMMSG);
-  uv_tcp_init(loop, &np->lis_tcp);
-  uv_timer_init(loop, &np->timer);
-  uv_timer_init(loop, &np->check_timer);
-  uv_prepare_init(loop, &np->flush_prepare);
-  uv_check_init(loop, &np->flush_check);
-  uv_idle_init(loop, &np->direct_idle);
-  np->direct_idle.data = np;
-  np->lis_udp.data = np->lis_tcp.data = np;
-  np->timer.data = np->check_timer.data = np;
-  np->flush_prepare.data = np->flush_check.data = np;
-  np->lis_tx = (rp_net_txsock){.udp = &np->lis_udp, .head = -1, .tail = -1};
-  np->nhandles = 7;
-  /* Neither keeps the loop alive on its own. */
-  uv_prepare_start(&np->flush_prepare, rp_net_tx_prepare_cb);
-  uv_check_start(&np->flush_check, rp_net_tx_check_cb);
-  uv_unref((uv_handle_t *)&np->flush_prepare);
-  uv_unref((uv_handle_t *)&np->flush_check);
-
-  rv = rp_net_bind(np, &listen, err, errlen);
-  if (rv != 0) {
-    /* Do not touch the scores file for a pool that never ran. */
-    mem->free(np->scores_file, mem->user_data);
-    np->scores_file = NULL;
-    rp_net_pool_stop(np, NULL, NULL);
+  net_init_options(np, options, cfg);
+  if ((rv = net_load_scores(np, options, cfg)) != 0 ||
+      (rv = net_init_pretest(np, options, cfg, err, errlen)) != 0 ||
+      (rv = rp_net_setup_upstreams(np, cfg, err, errlen)) != 0 ||
+      (rv = net_alloc_buffers(np)) != 0 ||
+      (rv = net_new_core(np, options, cfg, err, errlen)) != 0) {
+    net_free(np);
     return rv;
   }
-
-  np->next_recheck = rp_net_now() + np->recheck_interval;
-  uv_timer_start(&np->check_timer, rp_net_check_timer_cb, RP_NET_CHECK_TICK_MS,
-                 RP_NET_CHECK_TICK_MS);
-  if (np->auto_on) {
-    rv = rp_net_disc_start(np, cfg, err, errlen);
-    if (rv != 0) {
-      mem->free(np->scores_file, mem->user_data);
-      np->scores_file = NULL;
-      rp_net_pool_stop(np, NULL, NULL);
-      return rv;
-    }
+  /* From here on handles exist: failures close them through stop. */
+  net_init_handles(np);
+  now = rp_net_now();
+  rv = net_run(np, cfg, now, err, errlen);
+  if (rv == 0) {
+    *pnp = np;
+    rp_net_check_more(np, now);
   }
-  *pnp = np;
-  rp_net_check_more(np, rp_net_now());
-  return 0;
-
-fail_early:
-  net_free(np);
   return rv;
 }
 
@@ -688,20 +752,6 @@ int rp_net_pool_get_address(const rp_net_pool *np,
   *addr = np->lis_addr;
   *plen = np->lis_addrlen;
   return 0;
-}
-
-void rp_net_format_sockaddr(const struct sockaddr_storage *ss, char *out,
-                            size_t cap) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (ss->ss_family == AF_INET6) {
-    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-    inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-    snprintf(out, cap, "[%s]:%u", host, ntohs(s6->sin6_port));
-  } else {
-    const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-    inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-    snprintf(out, cap, "%s:%u", host, ntohs(s4->sin_port));
-  }
 }
 
 void rp_net_pool_format_address(const rp_net_pool *np, char *out, size_t cap) {

@@ -438,9 +438,6 @@ struct rp_net_pool {
   rp_net_err errq[RP_NET_ERRQ_LEN];
   size_t errq_head, errq_len;
   int in_core;
-  /* now is the time read by the callback that entered the core, passed
-     to transports from inside core callbacks. */
-  rp_tstamp now;
   /* in_check_more guards rp_net_check_more against re-entry. */
   int in_check_more;
   rp_net_counters counters;
@@ -518,14 +515,16 @@ int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
 /* rp_net_udp_queue queues |len| bytes for |tx|'s socket, to |addr| (NULL
    when connected); they leave in rp_net_tx_flush, before the loop waits.
    A failure is counted and, for an upstream, reported as SEND_FAILED of
-   |upstream_id|. Returns 0 or an RP_ERR_* when the datagram could not be
-   sent at once (too long for the queue and refused). */
+   |upstream_id| at |now| (the time the calling libuv callback read).
+   Returns 0 or an RP_ERR_* when the datagram could not be sent at once
+   (too long for the queue and refused). */
 int rp_net_udp_queue(rp_net_pool *np, rp_net_txsock *tx, const uint8_t *data,
                      size_t len, const struct sockaddr *addr,
-                     uint16_t upstream_id);
+                     uint16_t upstream_id, rp_tstamp now);
 
-/* rp_net_tx_flush sends every queued datagram. */
-void rp_net_tx_flush(rp_net_pool *np);
+/* rp_net_tx_flush sends every queued datagram; a failure is reported at
+   |now|, the time the calling libuv callback read. */
+void rp_net_tx_flush(rp_net_pool *np, rp_tstamp now);
 
 /* rp_net_rx_now returns the time for a datagram read with |flags| (the
    libuv recv flags): read once per recvmmsg batch. */
@@ -609,8 +608,14 @@ void rp_net_direct_free(rp_net_pool *np);
    the timer. */
 void rp_net_flush(rp_net_pool *np, rp_tstamp now);
 
-/* rp_net_tx_run sends the queue until it stays empty. */
-void rp_net_tx_run(rp_net_pool *np);
+/* rp_net_tx_run sends the queue until it stays empty; failures are
+   reported at |now|. */
+void rp_net_tx_run(rp_net_pool *np, rp_tstamp now);
+
+/* rp_net_tx_loop_work is the work of the prepare, check and direct idle
+   callbacks: it reads the clock once when there is anything to do, hands
+   in-process clients their answers and sends the queue. */
+void rp_net_tx_loop_work(rp_net_pool *np);
 
 /* rp_net_tx_prepare_cb and rp_net_tx_check_cb run the send queue. */
 void rp_net_tx_prepare_cb(uv_prepare_t *h);

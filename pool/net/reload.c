@@ -129,7 +129,6 @@ static void reload_remove(rp_net_pool *np, size_t i, rp_tstamp now) {
       /* Remembered for the scores file (NOMEM: the old score stays). */
       (void)rp_scores_set(&np->scores, up->name, st.score);
     }
-    np->now = now;
     ++np->in_core;
     rp_net_core_result(np,
                        rp_pool_remove_resolver(np->core, up->resolver_id, now),
@@ -155,7 +154,7 @@ static void reload_remove(rp_net_pool *np, size_t i, rp_tstamp now) {
   memmove(&np->ups[i], &np->ups[i + 1], (np->nups - i - 1) * sizeof(*np->ups));
   --np->nups;
   /* Datagrams queued for its sockets leave before they close. */
-  rp_net_tx_run(np);
+  rp_net_tx_run(np, now);
   up->ops->close(up);
   if (up->nhandles == 0) {
     rp_net_upstream_free(np, up);
@@ -188,100 +187,93 @@ void rp_net_reload_settle(rp_net_pool *np, rp_tstamp now) {
   rp_net_check_more(np, now);
 }
 
-int rp_net_pool_reload(rp_net_pool *np, const rp_config *cfg,
-                       rp_net_reload_report *rep, char *err, size_t errlen) {
-  const rp_mem *mem = np->mem;
-  rp_net_reload_report dummy;
-  reload_key *have = NULL, *want = NULL;
-  unsigned char *keep = NULL, *add = NULL;
-  size_t nhave = np->nups, nwant = cfg->nresolvers, i, j, nusable = 0;
-  size_t old_nups = np->nups;
-  rp_tstamp now = rp_net_now();
-  int has_auto = 0, need_tls = 0, rv = 0;
-  char msg[RP_CONFIG_ERRLEN];
+/* reload_plan is what a reload compares and decides: the running
+   upstreams (have, nhave) and the configured resolvers (want, nwant),
+   each sorted by target; keep[i] marks np->ups[i] to keep, add[j]
+   cfg->resolvers[j] to add. */
+typedef struct reload_plan {
+  reload_key *have, *want;
+  unsigned char *keep, *add;
+  size_t nhave, nwant;
+} reload_plan;
 
-  if (!rep) {
-    rep = &dummy;
-  }
-  if (!err || errlen == 0) {
-    err = msg;
-    errlen = sizeof(msg);
-  }
-  memset(rep, 0, sizeof(*rep));
-  err[0] = '\0';
-  if (np->stopping) {
-    snprintf(err, errlen, "the pool is stopping");
-    return RP_ERR_INVALID_ARGUMENT;
-  }
-  for (i = 0; i < nwant; ++i) {
-    rp_scheme s = cfg->resolvers[i].scheme;
-    has_auto |= s == RP_SCHEME_AUTO;
-    nusable += s != RP_SCHEME_AUTO;
-    need_tls |= s == RP_SCHEME_DOT || s == RP_SCHEME_DOH;
-  }
-  if (nusable == 0 && !has_auto) {
-    snprintf(err, errlen, "no resolvers configured");
-    return RP_ERR_INVALID_ARGUMENT;
-  }
-  have = mem->calloc(nhave ? nhave : 1, sizeof(*have), mem->user_data);
-  want = mem->calloc(nwant ? nwant : 1, sizeof(*want), mem->user_data);
-  keep = mem->calloc(nhave ? nhave : 1, 1, mem->user_data);
-  add = mem->calloc(nwant ? nwant : 1, 1, mem->user_data);
-  if (!have || !want || !keep || !add) {
-    rv = RP_ERR_NOMEM;
-    goto done;
-  }
-  if (need_tls && !np->tls_ctx) {
-    rv = rp_net_tls_ctx_new(&np->tls_ctx, np->tls_ca, err, errlen);
-    if (rv != 0) {
-      rv = rv == RP_ERR_TLS ? RP_ERR_CONFIG : rv;
-      goto done;
-    }
-  }
-  /* Match both sides by target. */
-  for (i = 0; i < nhave; ++i) {
+/* reload_plan_free frees what reload_plan_alloc allocated. */
+static void reload_plan_free(const rp_mem *mem, reload_plan *p) {
+  mem->free(p->have, mem->user_data);
+  mem->free(p->want, mem->user_data);
+  mem->free(p->keep, mem->user_data);
+  mem->free(p->add, mem->user_data);
+}
+
+/* reload_plan_alloc allocates |p| for |nhave| running upstreams and
+   |nwant| configured resolvers. Returns 0 or RP_ERR_NOMEM. */
+static int reload_plan_alloc(const rp_mem *mem, reload_plan *p, size_t nhave,
+                             size_t nwant) {
+  *p = (reload_plan){.nhave = nhave, .nwant = nwant};
+  p->have = mem->calloc(nhave ? nhave : 1, sizeof(*p->have), mem->user_data);
+  p->want = mem->calloc(nwant ? nwant : 1, sizeof(*p->want), mem->user_data);
+  p->keep = mem->calloc(nhave ? nhave : 1, 1, mem->user_data);
+  p->add = mem->calloc(nwant ? nwant : 1, 1, mem->user_data);
+  return p->have && p->want && p->keep && p->add ? 0 : RP_ERR_NOMEM;
+}
+
+/* reload_match matches the running upstreams and |cfg|'s resolvers by
+   target into |p|: a resolver running already is kept, one not running
+   (and not a duplicate) is added; discovery's finds and "auto" stay. */
+static void reload_match(rp_net_pool *np, const rp_config *cfg,
+                         reload_plan *p) {
+  size_t i, j;
+  for (i = 0; i < p->nhave; ++i) {
     np->ups[i]->joining = 0;
-    have[i] = (reload_key){.t = reload_target_of_up(np->ups[i]), .idx = i};
+    p->have[i] = (reload_key){.t = reload_target_of_up(np->ups[i]), .idx = i};
   }
-  for (i = 0; i < nwant; ++i) {
-    want[i] =
+  for (i = 0; i < p->nwant; ++i) {
+    p->want[i] =
         (reload_key){.t = rp_config_target_of(&cfg->resolvers[i]), .idx = i};
   }
-  qsort(have, nhave, sizeof(*have), reload_key_cmp);
-  qsort(want, nwant, sizeof(*want), reload_key_cmp);
-  for (i = 0, j = 0; j < nwant; ++j) {
+  qsort(p->have, p->nhave, sizeof(*p->have), reload_key_cmp);
+  qsort(p->want, p->nwant, sizeof(*p->want), reload_key_cmp);
+  for (i = 0, j = 0; j < p->nwant; ++j) {
     int c = 1;
-    while (i < nhave &&
-           (c = rp_config_target_cmp(&have[i].t, &want[j].t)) < 0) {
+    while (i < p->nhave &&
+           (c = rp_config_target_cmp(&p->have[i].t, &p->want[j].t)) < 0) {
       ++i;
     }
-    if (i < nhave && c == 0) {
-      keep[have[i].idx] = 1;
-    } else if (j == 0 || rp_config_target_cmp(&want[j - 1].t, &want[j].t)) {
+    if (i < p->nhave && c == 0) {
+      p->keep[p->have[i].idx] = 1;
+    } else if (j == 0 ||
+               rp_config_target_cmp(&p->want[j - 1].t, &p->want[j].t)) {
       /* Not running, and not a duplicate of the one before. */
-      add[want[j].idx] = 1;
+      p->add[p->want[j].idx] = 1;
     }
   }
-  for (i = 0; i < nhave; ++i) {
+  for (i = 0; i < p->nhave; ++i) {
     const rp_net_upstream *up = np->ups[i];
-    /* Discovery's finds and "auto" itself stay. */
     if (up->from_auto || up->scheme == RP_SCHEME_AUTO) {
-      keep[i] = 1;
+      p->keep[i] = 1;
     }
   }
-  /* Room first: adding cannot fail half-way. */
-  for (i = 0; i < nwant; ++i) {
-    if (add[i] && cfg->resolvers[i].scheme != RP_SCHEME_AUTO) {
+}
+
+/* reload_add adds the resolvers |p| marks (counted in rep->added), room
+   first so that adding cannot fail half-way. Returns 0 or RP_ERR_NOMEM
+   (nothing added then). */
+static int reload_add(rp_net_pool *np, const rp_config *cfg,
+                      const reload_plan *p, rp_net_reload_report *rep,
+                      char *err, size_t errlen) {
+  size_t i, old_nups = np->nups;
+  int rv;
+  for (i = 0; i < p->nwant; ++i) {
+    if (p->add[i] && cfg->resolvers[i].scheme != RP_SCHEME_AUTO) {
       ++rep->added;
     }
   }
   if ((rv = rp_net_reserve_ups(np, rep->added)) != 0) {
-    goto done;
+    return rv;
   }
-
-  for (i = 0; i < nwant; ++i) {
+  for (i = 0; i < p->nwant; ++i) {
     int usable;
-    if (!add[i] || cfg->resolvers[i].scheme == RP_SCHEME_AUTO) {
+    if (!p->add[i] || cfg->resolvers[i].scheme == RP_SCHEME_AUTO) {
       continue;
     }
     rv = rp_net_add_upstream(np, &cfg->resolvers[i], &usable, err, errlen);
@@ -290,22 +282,30 @@ int rp_net_pool_reload(rp_net_pool *np, const rp_config *cfg,
       while (np->nups > old_nups) {
         rp_net_upstream_free(np, np->ups[--np->nups]);
       }
-      goto done;
+      return rv;
     }
   }
   for (i = old_nups; i < np->nups; ++i) {
     rp_net_log(np, RP_LOG_INFO, "ev=resolver_added res=%s", np->ups[i]->name);
   }
   np->max_ups += rep->added;
-  reload_compare(np, cfg, has_auto, rep);
-  np->want = cfg->discovery.want ? cfg->discovery.want : RP_NET_CHECK_WANT;
-  /* From the end, so the indexes of the rest stay. */
+  return 0;
+}
+
+/* reload_retire marks the upstreams added since |old_nups| as joining
+   and removes those |p| does not keep: at once when they carry no client
+   query, else once the joining ones are checked (rp_net_reload_settle).
+   From the end, so the indexes of the rest stay. */
+static void reload_retire(rp_net_pool *np, const reload_plan *p,
+                          size_t old_nups, rp_net_reload_report *rep,
+                          rp_tstamp now) {
+  size_t i;
   for (i = old_nups; i < np->nups; ++i) {
     np->ups[i]->joining = 1;
   }
   for (i = old_nups; i-- > 0;) {
     rp_net_upstream *up = np->ups[i];
-    if (keep[i]) {
+    if (p->keep[i]) {
       ++rep->kept;
       if (up->leaving) {
         /* Listed again before it left. */
@@ -323,14 +323,71 @@ int rp_net_pool_reload(rp_net_pool *np, const rp_config *cfg,
       ++np->nleaving;
     }
   }
-  rp_net_flush(np, now);
-  rp_net_check_more(np, now);
-  rp_net_reload_settle(np, now);
+}
 
-done:
-  mem->free(have, mem->user_data);
-  mem->free(want, mem->user_data);
-  mem->free(keep, mem->user_data);
-  mem->free(add, mem->user_data);
+/* reload_check_list checks that |cfg| lists a resolver and sets
+   |*pneed_tls| when it lists DoT or DoH and |*phas_auto| when "auto".
+   Returns 0 or RP_ERR_INVALID_ARGUMENT (|err| says why). */
+static int reload_check_list(const rp_config *cfg, int *phas_auto,
+                             int *pneed_tls, char *err, size_t errlen) {
+  size_t i, nusable = 0;
+  *phas_auto = *pneed_tls = 0;
+  for (i = 0; i < cfg->nresolvers; ++i) {
+    rp_scheme s = cfg->resolvers[i].scheme;
+    *phas_auto |= s == RP_SCHEME_AUTO;
+    nusable += s != RP_SCHEME_AUTO;
+    *pneed_tls |= s == RP_SCHEME_DOT || s == RP_SCHEME_DOH;
+  }
+  if (nusable == 0 && !*phas_auto) {
+    snprintf(err, errlen, "no resolvers configured");
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  return 0;
+}
+
+int rp_net_pool_reload(rp_net_pool *np, const rp_config *cfg,
+                       rp_net_reload_report *rep, char *err, size_t errlen) {
+  const rp_mem *mem = np->mem;
+  rp_net_reload_report dummy;
+  reload_plan plan = {0};
+  size_t old_nups = np->nups;
+  rp_tstamp now = rp_net_now();
+  int has_auto, need_tls, rv;
+  char msg[RP_CONFIG_ERRLEN];
+
+  if (!rep) {
+    rep = &dummy;
+  }
+  if (!err || errlen == 0) {
+    err = msg;
+    errlen = sizeof(msg);
+  }
+  memset(rep, 0, sizeof(*rep));
+  err[0] = '\0';
+  if (np->stopping) {
+    snprintf(err, errlen, "the pool is stopping");
+    return RP_ERR_INVALID_ARGUMENT;
+  }
+  if ((rv = reload_check_list(cfg, &has_auto, &need_tls, err, errlen)) != 0) {
+    return rv;
+  }
+  rv = reload_plan_alloc(mem, &plan, np->nups, cfg->nresolvers);
+  if (rv == 0 && need_tls && !np->tls_ctx) {
+    rv = rp_net_tls_ctx_new(&np->tls_ctx, np->tls_ca, err, errlen);
+    rv = rv == RP_ERR_TLS ? RP_ERR_CONFIG : rv;
+  }
+  if (rv == 0) {
+    reload_match(np, cfg, &plan);
+    rv = reload_add(np, cfg, &plan, rep, err, errlen);
+  }
+  if (rv == 0) {
+    reload_compare(np, cfg, has_auto, rep);
+    np->want = cfg->discovery.want ? cfg->discovery.want : RP_NET_CHECK_WANT;
+    reload_retire(np, &plan, old_nups, rep, now);
+    rp_net_flush(np, now);
+    rp_net_check_more(np, now);
+    rp_net_reload_settle(np, now);
+  }
+  reload_plan_free(mem, &plan);
   return rv;
 }

@@ -10,6 +10,7 @@
  *   rename so a crash right after the rename cannot leave an empty file.
  */
 #include "scores.h"
+#include "respool_config.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -21,8 +22,6 @@
 
 /* SCORES_MAX_FILE bounds a score file read into memory, bytes. */
 #define SCORES_MAX_FILE (64u * 1024u * 1024u)
-/* SCORES_READ_CHUNK is the first buffer size when reading the file. */
-#define SCORES_READ_CHUNK 4096u
 /* SCORES_INITIAL_CAP is the first capacity of the entry array. */
 #define SCORES_INITIAL_CAP 16
 /* SCORES_TMP_SUFFIX_LEN is room for ".tmp.<pid>" and the NUL. */
@@ -140,9 +139,7 @@ int rp_scores_set(rp_scores *scores, const char *name, int score) {
 static int scores_read_file(const rp_mem *mem, const char *path, char **pbuf,
                             size_t *plen, char *err, size_t errlen) {
   FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  int rv = 0;
+  int rv;
   if (!f) {
     int e = errno;
     if (err && errlen) {
@@ -150,49 +147,13 @@ static int scores_read_file(const rp_mem *mem, const char *path, char **pbuf,
     }
     return e == ENOENT ? RP_ERR_NOT_FOUND : RP_ERR_IO;
   }
-  for (;;) {
-    size_t got;
-    if (n + 1 >= cap) {
-      size_t ncap = cap ? cap * 2 : SCORES_READ_CHUNK;
-      char *nb;
-      if (ncap > SCORES_MAX_FILE) {
-        if (err && errlen) {
-          snprintf(err, errlen, "%s: file too large", path);
-        }
-        rv = RP_ERR_IO;
-        goto fail;
-      }
-      nb = mem->realloc(buf, ncap, mem->user_data);
-      if (!nb) {
-        rv = RP_ERR_NOMEM;
-        goto fail;
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    got = fread(buf + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0) {
-      break;
-    }
-  }
-  if (ferror(f)) {
-    if (err && errlen) {
-      snprintf(err, errlen, "%s: read error", path);
-    }
-    rv = RP_ERR_IO;
-    goto fail;
-  }
-  buf[n] = '\0';
-  *pbuf = buf;
-  *plen = n;
+  rv = rp_config_read_stream(mem, f, SCORES_MAX_FILE, pbuf, plen);
   fclose(f);
-  return 0;
-
-fail:
-  mem->free(buf, mem->user_data);
-  fclose(f);
-  return rv;
+  if ((rv == RP_ERR_FULL || rv == RP_ERR_IO) && err && errlen) {
+    snprintf(err, errlen, "%s: %s", path,
+             rv == RP_ERR_FULL ? "file too large" : "read error");
+  }
+  return rv == RP_ERR_FULL ? RP_ERR_IO : rv;
 }
 
 int rp_scores_load(rp_scores *scores, const char *path, const char *key,

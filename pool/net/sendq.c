@@ -63,31 +63,31 @@ int rp_net_udp_send(rp_net_pool *np, uv_udp_t *udp, const uint8_t *data,
 }
 
 /* net_tx_failed reports a datagram of |tx| that could not be sent. */
-static void net_tx_failed(rp_net_pool *np, rp_net_txsock *tx,
-                          uint16_t upstream_id) {
+static void net_tx_failed(rp_net_txsock *tx, uint16_t upstream_id,
+                          rp_tstamp now) {
   /* Only upstreams in the core queue datagrams (checks are sent at
      once); np->in_core is set, so the failure waits in errq. */
   if (tx->up && tx->up->check == RP_NET_CHECK_PASSED) {
     rp_net_upstream_on_error(tx->up, upstream_id, RP_OUTCOME_SEND_FAILED,
-                             np->now);
+                             now);
   }
 }
 
 int rp_net_udp_queue(rp_net_pool *np, rp_net_txsock *tx, const uint8_t *data,
                      size_t len, const struct sockaddr *addr,
-                     uint16_t upstream_id) {
+                     uint16_t upstream_id, rp_tstamp now) {
   rp_net_txmsg *m;
   int32_t i;
   if (len > RP_NET_TX_DIRECT_LEN || np->stopping) {
     int rv = rp_net_udp_send(np, tx->udp, data, len, addr);
     if (rv != 0 && tx->up) {
       rp_net_upstream_on_error(tx->up, upstream_id, RP_OUTCOME_SEND_FAILED,
-                               np->now);
+                               now);
     }
     return rv;
   }
   if (np->ntx == RP_NET_TX_MSGS || RP_NET_TX_BYTES - np->txbuf_used < len) {
-    rp_net_tx_flush(np);
+    rp_net_tx_flush(np, now);
   }
   i = (int32_t)np->ntx++;
   m = &np->txmsgs[i];
@@ -122,11 +122,11 @@ static int net_tx_same(const rp_net_txmsg *a, const rp_net_txmsg *b) {
 
 /* net_tx_fail_run reports every datagram of |run| as not sent. */
 static void net_tx_fail_run(rp_net_pool *np, rp_net_txsock *tx,
-                            const rp_net_txrun *run) {
+                            const rp_net_txrun *run, rp_tstamp now) {
   uint32_t j;
   np->counters.send_failures += run->n;
   for (j = 0; j < run->n; ++j) {
-    net_tx_failed(np, tx, np->txmsgs[np->txorder[run->first + j]].upstream_id);
+    net_tx_failed(tx, np->txmsgs[np->txorder[run->first + j]].upstream_id, now);
   }
 }
 
@@ -134,7 +134,8 @@ static void net_tx_fail_run(rp_net_pool *np, rp_net_txsock *tx,
    socket buffer is full) or, with |direct|, sends them one by one (a
    segmented send was refused). */
 static void net_tx_one_by_one(rp_net_pool *np, rp_net_txsock *tx,
-                              const rp_net_txrun *run, int direct) {
+                              const rp_net_txrun *run, int direct,
+                              rp_tstamp now) {
   uint32_t j;
   for (j = 0; j < run->n; ++j) {
     const rp_net_txmsg *m = &np->txmsgs[np->txorder[run->first + j]];
@@ -145,21 +146,18 @@ static void net_tx_one_by_one(rp_net_pool *np, rp_net_txsock *tx,
                     : net_slot_send(np, tx->udp, np->txbuf + m->off, m->len,
                                     addr);
     if (rv != 0) {
-      net_tx_failed(np, tx, m->upstream_id);
+      net_tx_failed(tx, m->upstream_id, now);
     }
   }
 }
 
-/* net_tx_flush_sock sends the datagrams queued for |tx|: one header per
-   run of datagrams that may leave as one segmented send, all headers in
-   as few sendmmsg(2) calls as the kernel takes. */
-static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
-  struct mmsghdr *h = np->txhdrs;
-  size_t n = 0, nh = 0, i = 0, r;
+/* net_tx_sort_runs sorts the datagrams queued for |tx| into runs (each
+   joins one of the last few runs with its destination and length, or
+   starts one) in np->txrun, and empties |tx|. Returns the number of
+   runs. */
+static size_t net_tx_sort_runs(rp_net_pool *np, rp_net_txsock *tx) {
+  size_t nh = 0, r;
   int32_t k, next;
-  int fd = -1;
-  /* Sort the datagrams into runs: each joins one of the last few runs
-     with its destination and length, or starts one. */
   for (k = tx->head; k >= 0; k = next) {
     rp_net_txmsg *m = &np->txmsgs[k];
     rp_net_txrun *run = NULL;
@@ -183,10 +181,21 @@ static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
     }
   }
   tx->head = tx->tail = -1;
-  /* One header per run, its datagrams' buffers side by side. */
+  return nh;
+}
+
+/* net_tx_build_headers writes one header per run of the |nh| in
+   np->txrun, its datagrams' buffers side by side; runs of two or more
+   carry their segment size. */
+static void net_tx_build_headers(rp_net_pool *np, size_t nh) {
+  struct mmsghdr *h = np->txhdrs;
+  size_t n = 0, r;
+  int32_t k;
   for (r = 0; r < nh; ++r) {
     rp_net_txrun *run = &np->txrun[r];
     rp_net_txmsg *m0 = &np->txmsgs[run->head];
+    struct cmsghdr *c;
+    uint16_t seg;
     run->first = (uint32_t)n;
     h[r] = (struct mmsghdr){
         .msg_hdr = {.msg_name = m0->addrlen ? &m0->addr : NULL,
@@ -199,32 +208,27 @@ static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
           (struct iovec){.iov_base = np->txbuf + m->off, .iov_len = m->len};
       np->txorder[n++] = k;
     }
-  }
-  /* Runs of two or more carry their segment size. */
-  for (i = 0; i < nh; ++i) {
-    rp_net_txrun *run = &np->txrun[i];
-    struct cmsghdr *c;
-    uint16_t seg;
     if (run->n < 2) {
       continue;
     }
-    h[i].msg_hdr.msg_control = run->cmsg.buf;
-    h[i].msg_hdr.msg_controllen = sizeof(run->cmsg.buf);
-    c = CMSG_FIRSTHDR(&h[i].msg_hdr);
+    h[r].msg_hdr.msg_control = run->cmsg.buf;
+    h[r].msg_hdr.msg_controllen = sizeof(run->cmsg.buf);
+    c = CMSG_FIRSTHDR(&h[r].msg_hdr);
     c->cmsg_level = SOL_UDP;
     c->cmsg_type = UDP_SEGMENT;
     c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
     seg = (uint16_t)np->txmsgs[np->txorder[run->first]].len;
     memcpy(CMSG_DATA(c), &seg, sizeof(seg));
   }
-  i = 0;
-  if (uv_is_closing((uv_handle_t *)tx->udp) ||
-      uv_fileno((const uv_handle_t *)tx->udp, &fd) != 0) {
-    for (; i < nh; ++i) {
-      net_tx_fail_run(np, tx, &np->txrun[i]);
-    }
-    return;
-  }
+}
+
+/* net_tx_send_headers sends the |nh| headers on |fd| in as few
+   sendmmsg(2) calls as the kernel takes; failures are reported at
+   |now|. */
+static void net_tx_send_headers(rp_net_pool *np, rp_net_txsock *tx, int fd,
+                                size_t nh, rp_tstamp now) {
+  struct mmsghdr *h = np->txhdrs;
+  size_t i = 0, r;
   while (i < nh) {
     int rv = sendmmsg(fd, h + i, (unsigned int)(nh - i), 0);
     if (rv > 0) {
@@ -243,7 +247,7 @@ static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
         (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
       /* The socket buffer is full: libuv sends the rest when it can. */
       for (; i < nh; ++i) {
-        net_tx_one_by_one(np, tx, &np->txrun[i], 0);
+        net_tx_one_by_one(np, tx, &np->txrun[i], 0, now);
       }
       break;
     }
@@ -254,18 +258,37 @@ static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx) {
          checksum offload): these go one by one, later ones unsegmented. */
       np->gso_off = 1;
       ++np->counters.udp_segment_refused;
-      net_tx_one_by_one(np, tx, &np->txrun[i], 1);
+      net_tx_one_by_one(np, tx, &np->txrun[i], 1, now);
       ++i;
       continue;
     }
     /* Header i failed (e.g. ECONNREFUSED after ICMP port unreachable on
        a connected socket): count its datagrams and go on. */
-    net_tx_fail_run(np, tx, &np->txrun[i]);
+    net_tx_fail_run(np, tx, &np->txrun[i], now);
     ++i;
   }
 }
 
-void rp_net_tx_flush(rp_net_pool *np) {
+/* net_tx_flush_sock sends the datagrams queued for |tx|: one header per
+   run of datagrams that may leave as one segmented send, all headers in
+   as few sendmmsg(2) calls as the kernel takes. Failures are reported at
+   |now|. */
+static void net_tx_flush_sock(rp_net_pool *np, rp_net_txsock *tx,
+                              rp_tstamp now) {
+  size_t i, nh = net_tx_sort_runs(np, tx);
+  int fd = -1;
+  net_tx_build_headers(np, nh);
+  if (uv_is_closing((uv_handle_t *)tx->udp) ||
+      uv_fileno((const uv_handle_t *)tx->udp, &fd) != 0) {
+    for (i = 0; i < nh; ++i) {
+      net_tx_fail_run(np, tx, &np->txrun[i], now);
+    }
+    return;
+  }
+  net_tx_send_headers(np, tx, fd, nh, now);
+}
+
+void rp_net_tx_flush(rp_net_pool *np, rp_tstamp now) {
   size_t d;
   if (np->ntx == 0) {
     return;
@@ -274,14 +297,14 @@ void rp_net_tx_flush(rp_net_pool *np) {
      walked. */
   ++np->in_core;
   for (d = 0; d < np->ntxdirty; ++d) {
-    net_tx_flush_sock(np, np->txdirty[d]);
+    net_tx_flush_sock(np, np->txdirty[d], now);
   }
   --np->in_core;
   np->ntx = 0;
   np->txbuf_used = 0;
   np->ntxdirty = 0;
   if (!np->in_core && np->errq_len > 0) {
-    rp_net_flush(np, rp_net_now());
+    rp_net_flush(np, now);
   }
 }
 
@@ -297,21 +320,27 @@ rp_tstamp rp_net_rx_now(rp_net_pool *np, unsigned flags) {
 
 /* rp_net_tx_run sends the queue until it stays empty (reporting a failure
    may make the core send elsewhere). */
-void rp_net_tx_run(rp_net_pool *np) {
+void rp_net_tx_run(rp_net_pool *np, rp_tstamp now) {
   np->rx_now = RP_TSTAMP_UNSET;
   while (np->ntx > 0 && !np->in_core) {
-    rp_net_tx_flush(np);
+    rp_net_tx_flush(np, now);
   }
 }
 
 /* The answers of in-process clients are handed over first: the queries
-   their callback makes then leave in the same sends. */
-void rp_net_tx_prepare_cb(uv_prepare_t *h) {
-  rp_net_direct_drain(h->data);
-  rp_net_tx_run(h->data);
+   their callback makes then leave in the same sends. The clock is read
+   only when there is something to send or hand over. */
+void rp_net_tx_loop_work(rp_net_pool *np) {
+  rp_tstamp now;
+  if (np->ntx == 0 && np->dq_n == 0) {
+    np->rx_now = RP_TSTAMP_UNSET;
+    return;
+  }
+  now = rp_net_now();
+  rp_net_direct_drain(np);
+  rp_net_tx_run(np, now);
 }
 
-void rp_net_tx_check_cb(uv_check_t *h) {
-  rp_net_direct_drain(h->data);
-  rp_net_tx_run(h->data);
-}
+void rp_net_tx_prepare_cb(uv_prepare_t *h) { rp_net_tx_loop_work(h->data); }
+
+void rp_net_tx_check_cb(uv_check_t *h) { rp_net_tx_loop_work(h->data); }

@@ -268,8 +268,11 @@ static void stream_connect_cb(uv_connect_t *req, int status) {
   stream_kick(s);
 }
 
-int rp_net_stream_connect(rp_net_stream *s, uv_loop_t *loop,
-                          const struct sockaddr *addr) {
+/* stream_open takes a closed |s| to |state| with its buffers and an
+   initialised TCP handle on |loop|. Returns 0, RP_ERR_INVALID_ARGUMENT
+   (not closed), RP_ERR_NOMEM or RP_ERR_IO (nothing left open). */
+static int stream_open(rp_net_stream *s, uv_loop_t *loop,
+                       rp_net_stream_state state) {
   int rv;
   if (s->state != RP_NET_STREAM_CLOSED) {
     return RP_ERR_INVALID_ARGUMENT;
@@ -283,7 +286,16 @@ int rp_net_stream_connect(rp_net_stream *s, uv_loop_t *loop,
     return RP_ERR_IO;
   }
   s->tcp.data = s;
-  s->state = RP_NET_STREAM_CONNECTING;
+  s->state = state;
+  return 0;
+}
+
+int rp_net_stream_connect(rp_net_stream *s, uv_loop_t *loop,
+                          const struct sockaddr *addr) {
+  int rv = stream_open(s, loop, RP_NET_STREAM_CONNECTING);
+  if (rv != 0) {
+    return rv;
+  }
   rv = uv_tcp_connect(&s->connect_req, &s->tcp, addr, stream_connect_cb);
   if (rv != 0) {
     /* The handle exists: close it; on_closed reports the end. */
@@ -295,20 +307,10 @@ int rp_net_stream_connect(rp_net_stream *s, uv_loop_t *loop,
 
 int rp_net_stream_accept(rp_net_stream *s, uv_loop_t *loop,
                          uv_stream_t *server) {
-  int rv;
-  if (s->state != RP_NET_STREAM_CLOSED) {
-    return RP_ERR_INVALID_ARGUMENT;
-  }
-  rv = stream_alloc_buffers(s);
+  int rv = stream_open(s, loop, RP_NET_STREAM_OPEN);
   if (rv != 0) {
     return rv;
   }
-  if (uv_tcp_init(loop, &s->tcp) != 0) {
-    stream_free_buffers(s);
-    return RP_ERR_IO;
-  }
-  s->tcp.data = s;
-  s->state = RP_NET_STREAM_OPEN;
   if (uv_accept(server, (uv_stream_t *)&s->tcp) != 0 ||
       uv_read_start((uv_stream_t *)&s->tcp, stream_alloc_cb, stream_read_cb) !=
           0) {

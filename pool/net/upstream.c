@@ -317,7 +317,7 @@ static int udp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
   u->last_send = now;
   if (up->check == RP_NET_CHECK_PASSED) {
     /* Queued; a failure is reported when the queue is sent. */
-    rp_net_udp_queue(up->np, &u->tx, data, len, NULL, upstream_id);
+    rp_net_udp_queue(up->np, &u->tx, data, len, NULL, upstream_id, now);
     return 0;
   }
   /* The start-up check: sent at once. */
