@@ -18,7 +18,7 @@ void rp_net_check_done(rp_net_upstream *up, int passed, const char *why,
   --np->nchecking;
   if (passed && !up->is_open) {
     /* Added without a check (pretest off, or found by discovery). */
-    if (up->ops->open(up) == 0) {
+    if (up->ops->open(up, now) == 0) {
       up->is_open = 1;
     } else {
       passed = 0;
@@ -149,7 +149,7 @@ static int net_check_start(rp_net_pool *np, rp_net_upstream *up,
   rp_ssize n;
   int rv;
   if (!up->is_open) {
-    rv = up->ops->open(up);
+    rv = up->ops->open(up, now);
     if (rv != 0) {
       return rv;
     }

@@ -89,8 +89,11 @@ typedef struct doh_conn {
   doh_stream *streams;
   size_t nstreams;
   /* in_ng counts nested nghttp2 calls; want_send asks for a send once
-     they return; ending asks for a teardown with |end_outcome|. */
+     they return; ending asks for a teardown with |end_outcome|. ng_now
+     is the time of the outermost running nghttp2 call, for its
+     callbacks (set before in_ng rises from 0). */
   int in_ng;
+  rp_tstamp ng_now;
   int want_send;
   int ending;
   rp_outcome end_outcome;
@@ -126,12 +129,11 @@ static void doh_unlink(doh_conn *d, doh_stream *s) {
 }
 
 /* doh_teardown drops the session and fails every stream it carried. */
-static void doh_teardown(doh_conn *d) {
+static void doh_teardown(doh_conn *d, rp_tstamp now) {
   rp_net_upstream *up = d->base.up;
   nghttp2_session *ng = d->ng;
   doh_stream *list = d->streams;
   rp_outcome outcome = d->end_outcome;
-  rp_tstamp now = rp_net_now();
   d->ng = NULL;
   d->streams = NULL;
   d->nstreams = 0;
@@ -151,55 +153,57 @@ static void doh_teardown(doh_conn *d) {
 
 /* doh_end records the end of the connection (already closing) and tears
    the session down now or after the running nghttp2 call. */
-static void doh_end(doh_conn *d, rp_net_tls_end why, const char *reason) {
-  d->end_outcome = rp_net_tlsup_on_end(&d->base, why, reason);
+static void doh_end(doh_conn *d, rp_net_tls_end why, const char *reason,
+                    rp_tstamp now) {
+  d->end_outcome = rp_net_tlsup_on_end(&d->base, why, reason, now);
   d->ending = 1;
   if (d->in_ng == 0) {
-    doh_teardown(d);
+    doh_teardown(d, now);
   }
 }
 
 /* doh_close_conn closes the connection on our side for |reason|. */
 static void doh_close_conn(doh_conn *d, rp_net_tls_end why,
-                           const char *reason) {
+                           const char *reason, rp_tstamp now) {
   if (d->base.tls.state == RP_NET_TLS_CLOSED ||
       d->base.tls.state == RP_NET_TLS_CLOSING) {
     return;
   }
   rp_net_tls_close(&d->base.tls);
-  doh_end(d, why, reason);
+  doh_end(d, why, reason, now);
 }
 
 /* doh_after_ng runs what nghttp2 callbacks asked for, once the outer
    nghttp2 call has returned. */
-static void doh_after_ng(doh_conn *d) {
+static void doh_after_ng(doh_conn *d, rp_tstamp now) {
   if (d->in_ng > 0) {
     return;
   }
   if (d->ending) {
-    doh_teardown(d);
+    doh_teardown(d, now);
     return;
   }
   while (d->ng && d->want_send && !d->ending) {
     int rv;
     d->want_send = 0;
+    d->ng_now = now;
     ++d->in_ng;
     rv = nghttp2_session_send(d->ng);
     --d->in_ng;
     if (d->ending) {
-      doh_teardown(d);
+      doh_teardown(d, now);
       return;
     }
     if (rv != 0) {
-      doh_close_conn(d, RP_NET_TLS_END_IO, nghttp2_strerror(rv));
+      doh_close_conn(d, RP_NET_TLS_END_IO, nghttp2_strerror(rv), now);
       return;
     }
   }
   if (d->ng && d->goaway && d->nstreams == 0) {
-    doh_close_conn(d, RP_NET_TLS_END_EOF, "goaway");
+    doh_close_conn(d, RP_NET_TLS_END_EOF, "goaway", now);
   } else if (d->ng && !nghttp2_session_want_read(d->ng) &&
              !nghttp2_session_want_write(d->ng)) {
-    doh_close_conn(d, RP_NET_TLS_END_EOF, "session finished");
+    doh_close_conn(d, RP_NET_TLS_END_EOF, "session finished", now);
   }
 }
 
@@ -293,7 +297,7 @@ static int doh_on_frame_cb(nghttp2_session *ng, const nghttp2_frame *frame,
   (void)ng;
   if (frame->hd.type == NGHTTP2_GOAWAY) {
     if (!d->goaway) {
-      d->goaway_at = rp_net_now();
+      d->goaway_at = d->ng_now;
     }
     d->goaway = 1;
     ++up->np->counters.doh_goaways;
@@ -313,7 +317,7 @@ static int doh_on_close_cb(nghttp2_session *ng, int32_t stream_id,
   rp_net_upstream *up = d->base.up;
   rp_net_pool *np = up->np;
   doh_stream *s = nghttp2_session_get_stream_user_data(ng, stream_id);
-  rp_tstamp now = rp_net_now();
+  rp_tstamp now = d->ng_now;
   if (!s) {
     return 0;
   }
@@ -405,7 +409,7 @@ static int doh_session_new(doh_conn *d) {
 /* TLS callbacks                                                        */
 /* ------------------------------------------------------------------ */
 
-static void doh_on_open(rp_net_tls *t, int resumed) {
+static void doh_on_open(rp_net_tls *t, int resumed, rp_tstamp now) {
   doh_conn *d = t->user_data;
   size_t alen;
   const uint8_t *alpn = rp_net_tls_alpn(t, &alen);
@@ -415,42 +419,45 @@ static void doh_on_open(rp_net_tls *t, int resumed) {
     /* Counted as a TLS failure: the server does not speak HTTP/2. */
     d->base.opened = 0;
     rp_net_tls_close(t);
-    doh_end(d, RP_NET_TLS_END_TLS, "server did not select ALPN h2");
+    doh_end(d, RP_NET_TLS_END_TLS, "server did not select ALPN h2", now);
     return;
   }
   d->want_send = 1;
-  doh_after_ng(d);
+  doh_after_ng(d, now);
 }
 
 static void doh_on_data(rp_net_tls *t, const uint8_t *data, size_t len,
                         rp_tstamp now) {
   doh_conn *d = t->user_data;
   ssize_t rv;
-  (void)now;
   if (!d->ng || d->ending) {
     return;
+  }
+  if (d->in_ng == 0) {
+    d->ng_now = now;
   }
   ++d->in_ng;
   rv = nghttp2_session_mem_recv(d->ng, data, len);
   --d->in_ng;
   if (rv < 0 && !d->ending) {
     rp_net_tls_close(t);
-    doh_end(d, RP_NET_TLS_END_IO, nghttp2_strerror((int)rv));
+    doh_end(d, RP_NET_TLS_END_IO, nghttp2_strerror((int)rv), now);
   }
   d->want_send = 1;
-  doh_after_ng(d);
+  doh_after_ng(d, now);
 }
 
-static void doh_on_end(rp_net_tls *t, rp_net_tls_end why, const char *reason) {
-  doh_end(t->user_data, why, reason);
+static void doh_on_end(rp_net_tls *t, rp_net_tls_end why, const char *reason,
+                       rp_tstamp now) {
+  doh_end(t->user_data, why, reason, now);
 }
 
-static void doh_submit_held(doh_conn *d);
+static void doh_submit_held(doh_conn *d, rp_tstamp now);
 
 static void doh_on_closed(rp_net_tls *t) {
   doh_conn *d = t->user_data;
   if (d->held && !rp_net_up_gone(d->base.up)) {
-    doh_submit_held(d);
+    doh_submit_held(d, rp_net_now());
   }
   rp_net_up_handle_closed(d->base.up);
 }
@@ -466,10 +473,11 @@ static const rp_net_tls_callbacks doh_tls_cb = {
 /* Transport                                                            */
 /* ------------------------------------------------------------------ */
 
-static int doh_open(rp_net_upstream *up) {
+static int doh_open(rp_net_upstream *up, rp_tstamp now) {
   const rp_mem *mem = up->np->mem;
   const char *name;
   doh_conn *d;
+  (void)now;
   if (up->transport_data) {
     return 0;
   }
@@ -573,8 +581,7 @@ static void doh_submit(doh_conn *d, doh_stream *s, rp_tstamp now) {
 
 /* doh_submit_held sends the queries held during a GOAWAY drain on a new
    connection (the old one is closed). */
-static void doh_submit_held(doh_conn *d) {
-  rp_tstamp now = rp_net_now();
+static void doh_submit_held(doh_conn *d, rp_tstamp now) {
   doh_stream *list = d->held;
   d->held = d->held_tail = NULL;
   d->nheld = 0;
@@ -584,7 +591,7 @@ static void doh_submit_held(doh_conn *d) {
     s->next = NULL;
     doh_submit(d, s, now);
   }
-  doh_after_ng(d);
+  doh_after_ng(d, now);
 }
 
 static int doh_send(rp_net_upstream *up, const uint8_t *data, size_t len,
@@ -625,12 +632,12 @@ static int doh_send(rp_net_upstream *up, const uint8_t *data, size_t len,
     d->held_tail = s;
     ++d->nheld;
     if (d->goaway && !d->ending && now > d->goaway_at + DOH_DRAIN_MAX) {
-      doh_close_conn(d, RP_NET_TLS_END_IO, "goaway drain too long");
+      doh_close_conn(d, RP_NET_TLS_END_IO, "goaway drain too long", now);
     }
     return 0;
   }
   doh_submit(d, s, now);
-  doh_after_ng(d);
+  doh_after_ng(d, now);
   return 0;
 }
 

@@ -61,10 +61,11 @@ const char *rp_net_tlsup_name(const rp_net_upstream *up) {
 
 /* tlsup_fail_open ends a connection attempt that never reached the
    socket: the backoff applies as for a failed connect. */
-static void tlsup_fail_open(rp_net_tlsup *b, const char *reason) {
+static void tlsup_fail_open(rp_net_tlsup *b, const char *reason,
+                            rp_tstamp now) {
   rp_net_tls_close(&b->tls);
   if (b->tls.cb->on_end) {
-    b->tls.cb->on_end(&b->tls, RP_NET_TLS_END_CONNECT, reason);
+    b->tls.cb->on_end(&b->tls, RP_NET_TLS_END_CONNECT, reason, now);
   }
 }
 
@@ -81,13 +82,14 @@ static void tlsup_gai_cb(uv_getaddrinfo_t *req, int status,
   uv_freeaddrinfo(res);
   if (!rp_net_up_gone(up) && b->tls.state == RP_NET_TLS_PREPARED) {
     if (!b->has_addr) {
-      tlsup_fail_open(b, status ? uv_err_name(status) : "no address");
+      tlsup_fail_open(b, status ? uv_err_name(status) : "no address",
+                      rp_net_now());
     } else if (rp_net_tls_connect(&b->tls, np->loop,
                                   (const struct sockaddr *)&b->addr) != 0) {
       if (b->tls.state == RP_NET_TLS_CLOSING) {
         rp_net_up_handle_opened(up);
       }
-      tlsup_fail_open(b, "socket");
+      tlsup_fail_open(b, "socket", rp_net_now());
     } else {
       rp_net_up_handle_opened(up);
     }
@@ -154,10 +156,9 @@ int rp_net_tlsup_connect(rp_net_tlsup *b, const uint8_t *alpn, size_t alpn_len,
 }
 
 rp_outcome rp_net_tlsup_on_end(rp_net_tlsup *b, rp_net_tls_end why,
-                               const char *reason) {
+                               const char *reason, rp_tstamp now) {
   rp_net_upstream *up = b->up;
   rp_net_pool *np = up->np;
-  rp_tstamp now = rp_net_now();
   rp_outcome outcome = RP_OUTCOME_CONNECT_FAILED;
   const char *what = "connection_closed";
   switch (why) {
@@ -251,9 +252,9 @@ typedef struct dot_conn {
   uint8_t failing[RP_NET_IDMAP_LEN];
 } dot_conn;
 
-static void dot_fail_inflight(dot_conn *d, rp_outcome outcome) {
+static void dot_fail_inflight(dot_conn *d, rp_outcome outcome,
+                              rp_tstamp now) {
   rp_net_upstream *up = d->base.up;
-  rp_tstamp now = rp_net_now();
   size_t i;
   memcpy(d->failing, d->ids, sizeof(d->ids));
   memset(d->ids, 0, sizeof(d->ids));
@@ -271,7 +272,8 @@ static void dot_fail_inflight(dot_conn *d, rp_outcome outcome) {
   }
 }
 
-static void dot_on_open(rp_net_tls *t, int resumed) {
+static void dot_on_open(rp_net_tls *t, int resumed, rp_tstamp now) {
+  (void)now;
   rp_net_tlsup_on_open(t->user_data, resumed);
 }
 
@@ -296,7 +298,7 @@ static void dot_on_data(rp_net_tls *t, const uint8_t *data, size_t len,
            length is too large. */
         rp_net_log(up->np, RP_LOG_WARN, "ev=dot_bad_frame res=%s", up->name);
         rp_net_tls_close(t);
-        dot_fail_inflight(d, RP_OUTCOME_MALFORMED);
+        dot_fail_inflight(d, RP_OUTCOME_MALFORMED, now);
         return;
       }
       if (mlen >= 2) {
@@ -308,18 +310,18 @@ static void dot_on_data(rp_net_tls *t, const uint8_t *data, size_t len,
   }
 }
 
-static void dot_on_end(rp_net_tls *t, rp_net_tls_end why, const char *reason) {
+static void dot_on_end(rp_net_tls *t, rp_net_tls_end why, const char *reason,
+                       rp_tstamp now) {
   dot_conn *d = t->user_data;
-  rp_outcome outcome = rp_net_tlsup_on_end(&d->base, why, reason);
+  rp_outcome outcome = rp_net_tlsup_on_end(&d->base, why, reason, now);
   rp_tcpframe_reset(&d->rframe);
-  dot_fail_inflight(d, outcome);
+  dot_fail_inflight(d, outcome, now);
 }
 
 /* dot_send_held sends the queries held while the last connection closed
    on a new one, or fails them. */
-static void dot_send_held(dot_conn *d) {
+static void dot_send_held(dot_conn *d, rp_tstamp now) {
   rp_net_upstream *up = d->base.up;
-  rp_tstamp now = rp_net_now();
   int rv = rp_net_tlsup_connect(&d->base, NULL, 0, now);
   if (rv == 0) {
     rv = rp_net_tls_write(&d->base.tls, d->held, d->held_len);
@@ -328,7 +330,8 @@ static void dot_send_held(dot_conn *d) {
   if (rv != 0) {
     ++up->np->counters.send_failures;
     dot_fail_inflight(d, rv == RP_ERR_TLS ? RP_OUTCOME_TLS_FAILED
-                                          : RP_OUTCOME_CONNECT_FAILED);
+                                          : RP_OUTCOME_CONNECT_FAILED,
+                      now);
   }
 }
 
@@ -339,7 +342,7 @@ static void dot_on_closed(rp_net_tls *t) {
      meet the next connection's bytes. */
   rp_tcpframe_reset(&d->rframe);
   if (d->held_len > 0 && !rp_net_up_gone(d->base.up)) {
-    dot_send_held(d);
+    dot_send_held(d, rp_net_now());
   }
   rp_net_up_handle_closed(d->base.up);
 }
@@ -376,9 +379,10 @@ static const rp_net_tls_callbacks dot_tls_cb = {
     .on_closed = dot_on_closed,
 };
 
-static int dot_open(rp_net_upstream *up) {
+static int dot_open(rp_net_upstream *up, rp_tstamp now) {
   const rp_mem *mem = up->np->mem;
   dot_conn *d;
+  (void)now;
   if (up->transport_data) {
     return 0;
   }

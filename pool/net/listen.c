@@ -161,7 +161,7 @@ void rp_net_clients_sweep(rp_net_pool *np, rp_tstamp now) {
 void rp_net_client_answer(rp_net_client_conn *c, const uint8_t *data,
                           size_t len, rp_tstamp now) {
   rp_net_pool *np = c->np;
-  int rv = rp_net_stream_write(&c->s, data, len);
+  int rv = rp_net_stream_write(&c->s, data, len, now);
   c->last_active = now;
   if (rv == RP_ERR_FULL) {
     ++np->counters.tcp_slow_closed;
@@ -193,14 +193,18 @@ static uint32_t net_client_evict(rp_net_pool *np, rp_tstamp now) {
   return best;
 }
 
-static void net_client_on_end(rp_net_stream *s, int uverr) {
+static void net_client_on_end(rp_net_stream *s, int uverr,
+                              rp_tstamp now) {
   (void)uverr;
+  (void)now;
   net_client_release(s->user_data);
 }
 
-static void net_client_on_connect(rp_net_stream *s, int uverr) {
+static void net_client_on_connect(rp_net_stream *s, int uverr,
+                                  rp_tstamp now) {
   (void)s;
   (void)uverr;
+  (void)now;
 }
 
 static void net_client_on_closed(rp_net_stream *s) {

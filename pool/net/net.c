@@ -8,7 +8,10 @@
  *
  * IMPLEMENTATION NOTES
  * - Time: every libuv callback reads uv_hrtime() once and passes that
- *   value to every core call it makes.
+ *   value to every core call and transport step it makes (stream.h and
+ *   tls.h callbacks carry it; doh.c keeps the time of the running
+ *   nghttp2 call for nghttp2's callbacks). Log line stamps read the
+ *   clock themselves: they are for the reader and decide nothing.
  * - One uv_timer_t per pool follows rp_pool_get_expiry; it is re-armed
  *   after each batch of core calls only when the expiry became earlier.
  *   libuv timers count whole milliseconds from the loop's cached time

@@ -177,7 +177,7 @@ typedef struct rp_net_transport {
   uint32_t resolver_flags;
   /* open prepares |up| (sockets may open lazily). Returns 0 or an
      RP_ERR_*. */
-  int (*open)(rp_net_upstream *up);
+  int (*open)(rp_net_upstream *up, rp_tstamp now);
   /* send sends |len| bytes (ID already |upstream_id|) with RP_SEND_*
      |flags|. A failure is reported with rp_net_upstream_on_error (now or
      later); the return value is 0 or a fatal error. */
@@ -243,7 +243,7 @@ int rp_net_tlsup_connect(rp_net_tlsup *b, const uint8_t *alpn, size_t alpn_len,
    counts a TLS failure, sets the backoff and the upstream's last error.
    Returns the outcome for the tries it carried. */
 rp_outcome rp_net_tlsup_on_end(rp_net_tlsup *b, rp_net_tls_end why,
-                               const char *reason);
+                               const char *reason, rp_tstamp now);
 
 /* rp_net_tlsup_on_open records a finished handshake. */
 void rp_net_tlsup_on_open(rp_net_tlsup *b, int resumed);

@@ -70,13 +70,13 @@ void rp_net_stream_close(rp_net_stream *s) {
 }
 
 /* stream_end closes an open stream and reports |uverr|. */
-static void stream_end(rp_net_stream *s, int uverr) {
+static void stream_end(rp_net_stream *s, int uverr, rp_tstamp now) {
   if (s->state != RP_NET_STREAM_OPEN) {
     return;
   }
   rp_net_stream_close(s);
   if (s->cb->on_end) {
-    s->cb->on_end(s, uverr);
+    s->cb->on_end(s, uverr, now);
   }
 }
 
@@ -106,7 +106,7 @@ static void stream_read_cb(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf) {
   int rv;
   (void)buf;
   if (nread < 0) {
-    stream_end(s, (int)nread);
+    stream_end(s, (int)nread, now);
     return;
   }
   rp_tcpframe_commit(&s->rframe, (size_t)nread);
@@ -118,7 +118,7 @@ static void stream_read_cb(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf) {
     if (rv < 0) {
       /* A zero length; with a buffer of RP_NET_STREAM_FRAME_MAX no
          length is too large. */
-      stream_end(s, UV_EPROTO);
+      stream_end(s, UV_EPROTO, now);
       return;
     }
     s->cb->on_message(s, msg, mlen, now);
@@ -128,7 +128,7 @@ static void stream_read_cb(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf) {
 static void stream_write_cb(uv_write_t *req, int status);
 
 /* stream_kick starts writing the accumulated buffer if none is busy. */
-static void stream_kick(rp_net_stream *s) {
+static void stream_kick(rp_net_stream *s, rp_tstamp now) {
   int idx;
   uv_buf_t b;
   int rv;
@@ -142,7 +142,7 @@ static void stream_kick(rp_net_stream *s) {
   b = uv_buf_init((char *)s->wbuf[idx], (unsigned int)s->wlen[idx]);
   rv = uv_write(&s->write_req, (uv_stream_t *)&s->tcp, &b, 1, stream_write_cb);
   if (rv != 0) {
-    stream_end(s, rv);
+    stream_end(s, rv, now);
     return;
   }
   s->wbusy = idx;
@@ -150,6 +150,7 @@ static void stream_kick(rp_net_stream *s) {
 
 static void stream_write_cb(uv_write_t *req, int status) {
   rp_net_stream *s = req->handle->data;
+  rp_tstamp now = (rp_tstamp)uv_hrtime();
   if (s->state != RP_NET_STREAM_OPEN) {
     return;
   }
@@ -159,10 +160,10 @@ static void stream_write_cb(uv_write_t *req, int status) {
   }
   s->wbusy = -1;
   if (status < 0) {
-    stream_end(s, status);
+    stream_end(s, status, now);
     return;
   }
-  stream_kick(s);
+  stream_kick(s, now);
 }
 
 /* stream_append copies |len| bytes to the accumulating buffer. */
@@ -199,7 +200,8 @@ static int stream_append(rp_net_stream *s, const uint8_t *data, size_t len) {
   return 0;
 }
 
-int rp_net_stream_write(rp_net_stream *s, const uint8_t *msg, size_t len) {
+int rp_net_stream_write(rp_net_stream *s, const uint8_t *msg, size_t len,
+                        rp_tstamp now) {
   uint8_t prefix[STREAM_PREFIX_LEN];
   size_t done = 0;
   int rv;
@@ -219,7 +221,7 @@ int rp_net_stream_write(rp_net_stream *s, const uint8_t *msg, size_t len) {
       return 0;
     }
     if (n < 0 && n != UV_EAGAIN) {
-      stream_end(s, n);
+      stream_end(s, n, now);
       return 0;
     }
     done = n > 0 ? (size_t)n : 0;
@@ -236,23 +238,24 @@ int rp_net_stream_write(rp_net_stream *s, const uint8_t *msg, size_t len) {
   if (rv != 0) {
     if (done > 0) {
       /* Part of a frame is on the wire: the stream is unusable. */
-      stream_end(s, UV_ENOBUFS);
+      stream_end(s, UV_ENOBUFS, now);
     }
     return rv;
   }
-  stream_kick(s);
+  stream_kick(s, now);
   return 0;
 }
 
 static void stream_connect_cb(uv_connect_t *req, int status) {
   rp_net_stream *s = req->handle->data;
+  rp_tstamp now = (rp_tstamp)uv_hrtime();
   int rv;
   if (s->state != RP_NET_STREAM_CONNECTING) {
     return;
   }
   if (status < 0) {
     rp_net_stream_close(s);
-    s->cb->on_connect(s, status);
+    s->cb->on_connect(s, status, now);
     return;
   }
   s->state = RP_NET_STREAM_OPEN;
@@ -261,11 +264,11 @@ static void stream_connect_cb(uv_connect_t *req, int status) {
   if (rv != 0) {
     s->state = RP_NET_STREAM_CONNECTING;
     rp_net_stream_close(s);
-    s->cb->on_connect(s, rv);
+    s->cb->on_connect(s, rv, now);
     return;
   }
-  s->cb->on_connect(s, 0);
-  stream_kick(s);
+  s->cb->on_connect(s, 0, now);
+  stream_kick(s, now);
 }
 
 /* stream_open takes a closed |s| to |state| with its buffers and an

@@ -42,11 +42,13 @@ typedef struct rp_net_stream_callbacks {
   void (*on_message)(rp_net_stream *s, const uint8_t *msg, size_t len,
                      rp_tstamp now);
   /* on_connect reports the outcome of rp_net_stream_connect: 0 or a
-     libuv error (the stream is then already closing). */
-  void (*on_connect)(rp_net_stream *s, int uverr);
+     libuv error (the stream is then already closing), at |now|, the
+     connect callback's one clock read. */
+  void (*on_connect)(rp_net_stream *s, int uverr, rp_tstamp now);
   /* on_end reports EOF or a read/write error (|uverr|) of an open
-     stream; the stream is already closing. */
-  void (*on_end)(rp_net_stream *s, int uverr);
+     stream; the stream is already closing. |now| is the time of the
+     callback or call that found the end. */
+  void (*on_end)(rp_net_stream *s, int uverr, rp_tstamp now);
   /* on_closed is called when the handle is closed and the buffers are
      freed; the owner may free or reuse the stream then. */
   void (*on_closed)(rp_net_stream *s);
@@ -101,9 +103,11 @@ int rp_net_stream_accept(rp_net_stream *s, uv_loop_t *loop,
 /* rp_net_stream_write frames and sends |len| bytes (1 .. 65535). In
    CONNECTING they are queued. Returns 0, RP_ERR_INVALID_ARGUMENT (bad
    length, or the stream is closed or closing), RP_ERR_FULL (past
-   max_pending or pending_total_max) or RP_ERR_NOMEM. A write that fails later ends the stream
-   through on_end. */
-int rp_net_stream_write(rp_net_stream *s, const uint8_t *msg, size_t len);
+   max_pending or pending_total_max) or RP_ERR_NOMEM. |now| is the
+   caller's time, handed to on_end if the write ends the stream; a
+   write that fails later ends it through on_end too. */
+int rp_net_stream_write(rp_net_stream *s, const uint8_t *msg, size_t len,
+                        rp_tstamp now);
 
 /* rp_net_stream_close closes |s| (any state but CLOSED/CLOSING);
    on_closed follows from the loop. */

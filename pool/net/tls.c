@@ -158,14 +158,15 @@ void rp_net_tls_close(rp_net_tls *t) {
 }
 
 /* tls_end closes |t| and reports |why|. */
-static void tls_end(rp_net_tls *t, rp_net_tls_end why, const char *reason) {
+static void tls_end(rp_net_tls *t, rp_net_tls_end why, const char *reason,
+                    rp_tstamp now) {
   if (t->state != RP_NET_TLS_CONNECTING && t->state != RP_NET_TLS_HANDSHAKE &&
       t->state != RP_NET_TLS_OPEN) {
     return;
   }
   rp_net_tls_close(t);
   if (t->cb->on_end) {
-    t->cb->on_end(t, why, reason);
+    t->cb->on_end(t, why, reason, now);
   }
 }
 
@@ -229,7 +230,7 @@ int rp_net_tls_start(rp_net_tls *t, SSL_CTX *ctx, const char *name,
 
 static void tls_write_cb(uv_write_t *req, int status);
 
-static void tls_kick(rp_net_tls *t) {
+static void tls_kick(rp_net_tls *t, rp_tstamp now) {
   int idx;
   int n;
   uv_buf_t b;
@@ -248,7 +249,7 @@ static void tls_kick(rp_net_tls *t) {
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
-    tls_end(t, RP_NET_TLS_END_IO, uv_err_name(n));
+    tls_end(t, RP_NET_TLS_END_IO, uv_err_name(n), now);
     return;
   }
   if (n > 0) {
@@ -258,7 +259,7 @@ static void tls_kick(rp_net_tls *t) {
   b = uv_buf_init((char *)t->wbuf[idx], (unsigned int)t->wlen[idx]);
   n = uv_write(&t->write_req, (uv_stream_t *)&t->tcp, &b, 1, tls_write_cb);
   if (n != 0) {
-    tls_end(t, RP_NET_TLS_END_IO, uv_err_name(n));
+    tls_end(t, RP_NET_TLS_END_IO, uv_err_name(n), now);
     return;
   }
   t->wbusy = idx;
@@ -266,6 +267,7 @@ static void tls_kick(rp_net_tls *t) {
 
 static void tls_write_cb(uv_write_t *req, int status) {
   rp_net_tls *t = req->handle->data;
+  rp_tstamp now = (rp_tstamp)uv_hrtime();
   if (t->state != RP_NET_TLS_HANDSHAKE && t->state != RP_NET_TLS_OPEN) {
     return;
   }
@@ -274,10 +276,10 @@ static void tls_write_cb(uv_write_t *req, int status) {
   }
   t->wbusy = -1;
   if (status < 0) {
-    tls_end(t, RP_NET_TLS_END_IO, uv_err_name(status));
+    tls_end(t, RP_NET_TLS_END_IO, uv_err_name(status), now);
     return;
   }
-  tls_kick(t);
+  tls_kick(t, now);
 }
 
 /* tls_grow makes room for |need| bytes in the buffer |*pbuf|. */
@@ -302,7 +304,7 @@ static int tls_grow(const rp_mem *m, uint8_t **pbuf, size_t *pcap,
 
 /* tls_flush moves the write BIO into the output buffers and kicks the
    socket. Returns 0 or an error (the connection is then ending). */
-static int tls_flush(rp_net_tls *t) {
+static int tls_flush(rp_net_tls *t, rp_tstamp now) {
   size_t pending;
   while ((pending = BIO_ctrl_pending(t->wbio)) > 0) {
     int idx = t->wbusy == 0 ? 1 : 0;
@@ -312,12 +314,12 @@ static int tls_flush(rp_net_tls *t) {
       idx = 1;
     }
     if (t->wlen[0] + t->wlen[1] + take > RP_NET_TLS_MAX_PENDING) {
-      tls_end(t, RP_NET_TLS_END_IO, "output buffer full");
+      tls_end(t, RP_NET_TLS_END_IO, "output buffer full", now);
       return RP_ERR_FULL;
     }
     if (tls_grow(t->mem, &t->wbuf[idx], &t->wcap[idx], t->wlen[idx] + take) !=
         0) {
-      tls_end(t, RP_NET_TLS_END_IO, "out of memory");
+      tls_end(t, RP_NET_TLS_END_IO, "out of memory", now);
       return RP_ERR_NOMEM;
     }
     n = BIO_read(t->wbio, t->wbuf[idx] + t->wlen[idx], (int)take);
@@ -326,7 +328,7 @@ static int tls_flush(rp_net_tls *t) {
     }
     t->wlen[idx] += (size_t)n;
   }
-  tls_kick(t);
+  tls_kick(t, now);
   return 0;
 }
 
@@ -335,11 +337,11 @@ static int tls_flush(rp_net_tls *t) {
 /* ------------------------------------------------------------------ */
 
 /* tls_fail ends |t| after an SSL call failed with |code|. */
-static void tls_fail(rp_net_tls *t, int code) {
+static void tls_fail(rp_net_tls *t, int code, rp_tstamp now) {
   char reason[RP_NET_TLS_REASON_LEN];
   long vr = SSL_get_verify_result(t->ssl);
   if (code == SSL_ERROR_ZERO_RETURN) {
-    tls_end(t, RP_NET_TLS_END_EOF, "close_notify");
+    tls_end(t, RP_NET_TLS_END_EOF, "close_notify", now);
     return;
   }
   if (vr != X509_V_OK) {
@@ -350,18 +352,18 @@ static void tls_fail(rp_net_tls *t, int code) {
     tls_set_reason(reason, sizeof(reason), "");
   }
   /* Whatever OpenSSL queued (an alert) is best effort. */
-  tls_end(t, RP_NET_TLS_END_TLS, reason);
+  tls_end(t, RP_NET_TLS_END_TLS, reason, now);
 }
 
 /* tls_send_early encrypts the plaintext kept during the handshake. */
-static int tls_send_early(rp_net_tls *t) {
+static int tls_send_early(rp_net_tls *t, rp_tstamp now) {
   size_t off = 0;
   while (off < t->elen) {
     int n;
     ERR_clear_error();
     n = SSL_write(t->ssl, t->early + off, (int)(t->elen - off));
     if (n <= 0) {
-      tls_fail(t, SSL_get_error(t->ssl, n));
+      tls_fail(t, SSL_get_error(t->ssl, n), now);
       return RP_ERR_TLS;
     }
     off += (size_t)n;
@@ -379,21 +381,21 @@ static void tls_pump(rp_net_tls *t, rp_tstamp now) {
     if (n != 1) {
       code = SSL_get_error(t->ssl, n);
       if (code != SSL_ERROR_WANT_READ && code != SSL_ERROR_WANT_WRITE) {
-        tls_fail(t, code);
+        tls_fail(t, code, now);
         return;
       }
-      tls_flush(t);
+      tls_flush(t, now);
       return;
     }
     t->state = RP_NET_TLS_OPEN;
-    if (tls_send_early(t) != 0) {
+    if (tls_send_early(t, now) != 0) {
       return;
     }
-    if (tls_flush(t) != 0) {
+    if (tls_flush(t, now) != 0) {
       return;
     }
     if (t->cb->on_open) {
-      t->cb->on_open(t, SSL_session_reused(t->ssl));
+      t->cb->on_open(t, SSL_session_reused(t->ssl), now);
     }
   }
   while (t->state == RP_NET_TLS_OPEN) {
@@ -404,14 +406,14 @@ static void tls_pump(rp_net_tls *t, rp_tstamp now) {
       if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) {
         break;
       }
-      tls_fail(t, code);
+      tls_fail(t, code, now);
       return;
     }
     t->cb->on_data(t, t->plain, (size_t)n, now);
   }
   if (t->state == RP_NET_TLS_OPEN) {
     /* SSL_read may have queued a key update or ticket reply. */
-    tls_flush(t);
+    tls_flush(t, now);
   }
 }
 
@@ -432,14 +434,14 @@ static void tls_read_cb(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf) {
                                                : RP_NET_TLS_END_IO,
             nread == UV_EOF && t->state == RP_NET_TLS_HANDSHAKE
                 ? "connection closed during the handshake"
-                : uv_err_name((int)nread));
+                : uv_err_name((int)nread), now);
     return;
   }
   if (nread == 0) {
     return;
   }
   if (BIO_write(t->rbio, buf->base, (int)nread) != (int)nread) {
-    tls_end(t, RP_NET_TLS_END_IO, "out of memory");
+    tls_end(t, RP_NET_TLS_END_IO, "out of memory", now);
     return;
   }
   tls_pump(t, now);
@@ -447,22 +449,23 @@ static void tls_read_cb(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf) {
 
 static void tls_connect_cb(uv_connect_t *req, int status) {
   rp_net_tls *t = req->handle->data;
+  rp_tstamp now = (rp_tstamp)uv_hrtime();
   int rv;
   if (t->state != RP_NET_TLS_CONNECTING) {
     return;
   }
   if (status < 0) {
-    tls_end(t, RP_NET_TLS_END_CONNECT, uv_err_name(status));
+    tls_end(t, RP_NET_TLS_END_CONNECT, uv_err_name(status), now);
     return;
   }
   uv_tcp_nodelay(&t->tcp, 1);
   rv = uv_read_start((uv_stream_t *)&t->tcp, tls_alloc_cb, tls_read_cb);
   if (rv != 0) {
-    tls_end(t, RP_NET_TLS_END_CONNECT, uv_err_name(rv));
+    tls_end(t, RP_NET_TLS_END_CONNECT, uv_err_name(rv), now);
     return;
   }
   t->state = RP_NET_TLS_HANDSHAKE;
-  tls_pump(t, (rp_tstamp)uv_hrtime());
+  tls_pump(t, now);
 }
 
 int rp_net_tls_connect(rp_net_tls *t, uv_loop_t *loop,
@@ -490,10 +493,11 @@ int rp_net_tls_connect(rp_net_tls *t, uv_loop_t *loop,
 
 static void tls_check_cb(uv_check_t *c) {
   rp_net_tls *t = c->data;
+  rp_tstamp now = (rp_tstamp)uv_hrtime();
   uv_check_stop(c);
   t->check_on = 0;
-  if (t->state == RP_NET_TLS_OPEN && t->elen > 0 && tls_send_early(t) == 0) {
-    tls_flush(t);
+  if (t->state == RP_NET_TLS_OPEN && t->elen > 0 && tls_send_early(t, now) == 0) {
+    tls_flush(t, now);
   }
 }
 

@@ -62,17 +62,19 @@ typedef struct rp_net_tls rp_net_tls;
 /* rp_net_tls_callbacks are the events of a connection. Pointers passed
    to them are borrowed. */
 typedef struct rp_net_tls_callbacks {
-  /* on_open: the handshake finished; |resumed| is 1 when a saved session
-     was accepted. */
-  void (*on_open)(rp_net_tls *t, int resumed);
+  /* on_open: the handshake finished at |now|; |resumed| is 1 when a
+     saved session was accepted. */
+  void (*on_open)(rp_net_tls *t, int resumed, rp_tstamp now);
   /* on_data: |len| bytes of plaintext, read at |now| (uv_hrtime). It may
      close the connection. */
   void (*on_data)(rp_net_tls *t, const uint8_t *data, size_t len,
                   rp_tstamp now);
   /* on_end: the connection ended for |why|; |reason| says more (the
      OpenSSL verify error or error queue, or the libuv error name). The
-     connection is already closing. */
-  void (*on_end)(rp_net_tls *t, rp_net_tls_end why, const char *reason);
+     connection is already closing. |now| is the one clock read of the
+     libuv callback that found the end. */
+  void (*on_end)(rp_net_tls *t, rp_net_tls_end why, const char *reason,
+                 rp_tstamp now);
   /* on_closed: the socket is closed and everything freed; the owner may
      start the connection again. */
   void (*on_closed)(rp_net_tls *t);

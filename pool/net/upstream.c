@@ -73,10 +73,9 @@ static void tcp_on_message(rp_net_stream *s, const uint8_t *msg, size_t len,
   rp_net_upstream_on_answer(up, msg, len, RP_ANSWER_STREAM, now);
 }
 
-static void tcp_on_connect(rp_net_stream *s, int uverr) {
+static void tcp_on_connect(rp_net_stream *s, int uverr, rp_tstamp now) {
   rp_net_upstream *up = s->user_data;
   rp_net_pool *np = up->np;
-  rp_tstamp now = rp_net_now();
   if (uverr == 0) {
     ++np->counters.tcp_connects;
     rp_net_log(np, RP_LOG_DEBUG, "ev=tcp_connected res=%s", up->name);
@@ -96,11 +95,11 @@ static void tcp_on_connect(rp_net_stream *s, int uverr) {
   tcp_fail_inflight(up, now);
 }
 
-static void tcp_on_end(rp_net_stream *s, int uverr) {
+static void tcp_on_end(rp_net_stream *s, int uverr, rp_tstamp now) {
   rp_net_upstream *up = s->user_data;
   rp_net_log(up->np, RP_LOG_DEBUG, "ev=tcp_closed res=%s err=%s", up->name,
              uv_err_name(uverr));
-  tcp_fail_inflight(up, rp_net_now());
+  tcp_fail_inflight(up, now);
 }
 
 static void tcp_on_closed(rp_net_stream *s) {
@@ -146,7 +145,7 @@ static int tcp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
       return 0;
     }
   }
-  rv = rp_net_stream_write(&up->tcp, data, len);
+  rv = rp_net_stream_write(&up->tcp, data, len, now);
   if (rv != 0) {
     /* CLOSING (the old connection is going) or full: fail this one. */
     ++np->counters.send_failures;
@@ -295,11 +294,11 @@ static rp_net_udpsock *udp_current(rp_net_upstream *up, rp_tstamp now) {
   return &up->udps[slot];
 }
 
-static int udp_open(rp_net_upstream *up) {
+static int udp_open(rp_net_upstream *up, rp_tstamp now) {
   if (up->udp_open == RP_NET_UDP_OPEN) {
     return 0;
   }
-  return udp_current(up, rp_net_now()) ? 0 : RP_ERR_IO;
+  return udp_current(up, now) ? 0 : RP_ERR_IO;
 }
 
 static int udp_send(rp_net_upstream *up, const uint8_t *data, size_t len,
@@ -354,8 +353,9 @@ const rp_net_transport rp_net_transport_udp = {
 /* tcp://                                                               */
 /* ------------------------------------------------------------------ */
 
-static int tcp_open(rp_net_upstream *up) {
+static int tcp_open(rp_net_upstream *up, rp_tstamp now) {
   (void)up;
+  (void)now;
   return 0;
 }
 
