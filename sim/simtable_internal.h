@@ -74,7 +74,7 @@ typedef struct sim_table {
 int sim_table_parse(int argc, char **argv, sim_table_opts *o);
 
 /* sim_table_load reads the setups and columns |o| asks for into |t|
-   (zeroed by the caller; sim_table_free frees it). Returns 0, 1 (out of
+   (cleared here first; sim_table_free frees it). Returns 0, 1 (out of
    memory) or 2 (a file is missing or not JSON, said on stderr). */
 int sim_table_load(sim_table *t, const sim_table_opts *o);
 
