@@ -211,22 +211,23 @@ int tun_main_answer(tun_drv *drv, uint32_t chan, size_t res,
   return tun_drv_finished(drv);
 }
 
-int tun_main_run(uv_loop_t *loop, int exit_code, tun_main_opts *o,
-                 tun_app_files *files, tun_drv *drv) {
+int tun_main_run(uv_loop_t *loop, const int *pexit_code, tun_main_opts *o,
+                 tun_app_files *files, tun_drv **pdrv) {
   int rv;
 
   uv_run(loop, UV_RUN_DEFAULT);
   uv_loop_close(loop);
-  if (exit_code != 0) {
-    rv = exit_code;
+  if (*pexit_code != 0) {
+    rv = *pexit_code;
   } else {
-    rv = drv != NULL && !tun_drv_failed(drv) &&
-                 tun_main_xfer_ok(o, tun_drv_xfer(drv))
+    rv = *pdrv != NULL && !tun_drv_failed(*pdrv) &&
+                 tun_main_xfer_ok(o, tun_drv_xfer(*pdrv))
              ? 0
              : 1;
   }
   tun_main_opts_free(o);
   tun_app_xfer_close_files(files);
-  tun_drv_del(drv);
+  tun_drv_del(*pdrv);
+  *pdrv = NULL;
   return rv;
 }

@@ -143,10 +143,13 @@ int tun_main_answer(tun_drv *drv, uint32_t chan, size_t res,
                     const uint8_t *data, size_t len, rp_tstamp *pnow);
 
 /* tun_main_run runs |loop| until nothing is left on it, closes it, and
-   frees |o|, |files| and |drv| (which may be NULL). Returns |exit_code|
-   when it is not 0, else 0 when |drv| passed its MTU test (MD) and its
-   transfer arrived intact (tun_main_xfer_ok), else 1. */
-int tun_main_run(uv_loop_t *loop, int exit_code, tun_main_opts *o,
-                 tun_app_files *files, tun_drv *drv);
+   frees |o|, |files| and |*pdrv| (which may be NULL; set to NULL). The
+   exit code and the driver are read after the run, through |pexit_code|
+   and |pdrv|: the callbacks may set them (pool mode creates the driver
+   once the pool is ready). Returns |*pexit_code| when it is not 0, else
+   0 when the driver passed its MTU test (MD) and its transfer arrived
+   intact (tun_main_xfer_ok), else 1. */
+int tun_main_run(uv_loop_t *loop, const int *pexit_code, tun_main_opts *o,
+                 tun_app_files *files, tun_drv **pdrv);
 
 #endif /* TUN_MAIN_H */

@@ -411,7 +411,7 @@ int main(int argc, char **argv) {
   } else {
     client_start(&app);
   }
-  rv = tun_main_run(app.loop, app.exit_code, &o, &app.files, app.drv);
+  rv = tun_main_run(app.loop, &app.exit_code, &o, &app.files, &app.drv);
   free(app.socks);
   return rv;
 }

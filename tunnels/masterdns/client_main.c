@@ -430,5 +430,5 @@ int main(int argc, char **argv) {
   } else {
     app.exit_code = md_begin(&app, &o);
   }
-  return tun_main_run(app.loop, app.exit_code, &o, &app.files, app.drv);
+  return tun_main_run(app.loop, &app.exit_code, &o, &app.files, &app.drv);
 }
