@@ -129,27 +129,118 @@ static const char *opt_value(int argc, char **argv, int *pi,
   return argv[*pi];
 }
 
-int main(int argc, char **argv) {
-  static fr_spec specs[FR_MAX_RESOLVERS];
-  static fr_main m;
+/* FR_GO_ON is what the steps of main return to go on (not an exit
+   status). */
+#define FR_GO_ON (-1)
+
+/* fr_cli is the command line. */
+typedef struct fr_cli {
+  /* spec_text holds the |nspecs| -r values (argv's). */
   const char *spec_text[FR_MAX_RESOLVERS];
-  size_t nspecs = 0;
-  fr_server_config cfg = {
+  size_t nspecs;
+  /* cfg is the server's configuration; have_mode is 1 once --answer or
+     --upstream was given, seeded once --seed was. */
+  fr_server_config cfg;
+  int have_mode;
+  int seeded;
+  /* bind_ip is --bind (argv's or the default). */
+  const char *bind_ip;
+  /* lifetime is --lifetime, 0 = never. */
+  rp_duration lifetime;
+} fr_cli;
+
+/* cli_set_mode records --answer or --upstream. Returns FR_GO_ON, or
+   FR_EXIT_USAGE (printed) when a mode was already given. */
+static int cli_set_mode(fr_cli *c, fr_mode mode) {
+  if (c->have_mode) {
+    fprintf(stderr, "fakeres: give one of --answer and --upstream\n");
+    return FR_EXIT_USAGE;
+  }
+  c->have_mode = 1;
+  c->cfg.mode = mode;
+  return FR_GO_ON;
+}
+
+/* cli_take_value takes option |a| (a known one that takes a value) with
+   |v| into |c|. Returns FR_GO_ON, or FR_EXIT_USAGE (printed). */
+static int cli_take_value(fr_cli *c, const char *a, const char *v) {
+  rp_duration d;
+  char *end;
+
+  if (strcmp(a, "-r") == 0 || strcmp(a, "--resolver") == 0) {
+    if (c->nspecs == FR_MAX_RESOLVERS) {
+      fprintf(stderr, "fakeres: at most %d resolvers\n", FR_MAX_RESOLVERS);
+      return FR_EXIT_USAGE;
+    }
+    c->spec_text[c->nspecs++] = v;
+  } else if (strcmp(a, "--upstream") == 0) {
+    if (c->have_mode) {
+      return cli_set_mode(c, FR_MODE_UPSTREAM);
+    }
+    if (parse_ip_port(v, &c->cfg.upstream) != 0) {
+      fprintf(stderr,
+              "fakeres: --upstream: bad address '%s' (want "
+              "IPv4:PORT)\n",
+              v);
+      return FR_EXIT_USAGE;
+    }
+    return cli_set_mode(c, FR_MODE_UPSTREAM);
+  } else if (strcmp(a, "--upstream-timeout") == 0 ||
+             strcmp(a, "--lifetime") == 0) {
+    if (fr_parse_duration(v, &d) != 0 || d == 0) {
+      fprintf(stderr,
+              "fakeres: %s: bad duration '%s' (want 300ms, 2s, "
+              "1m)\n",
+              a, v);
+      return FR_EXIT_USAGE;
+    }
+    if (strcmp(a, "--lifetime") == 0) {
+      c->lifetime = d;
+    } else {
+      c->cfg.upstream_timeout = d;
+    }
+  } else if (strcmp(a, "--bind") == 0) {
+    c->bind_ip = v;
+  } else {
+    c->cfg.seed = strtoull(v, &end, FR_DECIMAL);
+    if (*v == '\0' || *end != '\0') {
+      fprintf(stderr, "fakeres: --seed: bad number '%s'\n", v);
+      return FR_EXIT_USAGE;
+    }
+    c->seeded = 1;
+  }
+  return FR_GO_ON;
+}
+
+/* cli_takes_value returns 1 when option |a| takes a value, else 0. */
+static int cli_takes_value(const char *a) {
+  static const char *const names[] = {
+      "-r",         "--resolver", "--upstream", "--upstream-timeout",
+      "--lifetime", "--bind",     "--seed"};
+  size_t i;
+
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
+    if (strcmp(a, names[i]) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* cli_parse reads |argv| into |c| (given its defaults here). Returns
+   FR_GO_ON, or the exit status (printed). */
+static int cli_parse(fr_cli *c, int argc, char **argv) {
+  int i;
+  int rv;
+
+  memset(c, 0, sizeof(*c));
+  c->cfg = (fr_server_config){
       .mode = FR_MODE_ANSWER,
       .upstream_timeout = FR_DEFAULT_UPSTREAM_TIMEOUT,
       .seed = 0,
   };
-  int have_mode = 0;
-  int seeded = 0;
-  const char *bind_ip = "127.0.0.1";
-  struct sockaddr_in bind_addr;
-  rp_duration lifetime = 0;
-  char err[FR_ERRBUF_LEN];
-  size_t i;
-  int rv;
-
-  for (i = 1; i < (size_t)argc; ++i) {
-    int ii = (int)i;
+  c->bind_ip = "127.0.0.1";
+  for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *v, *eq, *inl = NULL;
     char name[FR_OPT_NAME_LEN];
@@ -171,96 +262,47 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
       return 0;
-    } else if (strcmp(a, "-r") == 0 || strcmp(a, "--resolver") == 0) {
-      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
-        return FR_EXIT_USAGE;
-      }
-      if (nspecs == FR_MAX_RESOLVERS) {
-        fprintf(stderr, "fakeres: at most %d resolvers\n", FR_MAX_RESOLVERS);
-        return FR_EXIT_USAGE;
-      }
-      spec_text[nspecs++] = v;
     } else if (strcmp(a, "--answer") == 0) {
-      if (have_mode) {
-        fprintf(stderr, "fakeres: give one of --answer and --upstream\n");
-        return FR_EXIT_USAGE;
-      }
-      have_mode = 1;
-      cfg.mode = FR_MODE_ANSWER;
-    } else if (strcmp(a, "--upstream") == 0) {
-      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
-        return FR_EXIT_USAGE;
-      }
-      if (have_mode) {
-        fprintf(stderr, "fakeres: give one of --answer and --upstream\n");
-        return FR_EXIT_USAGE;
-      }
-      if (parse_ip_port(v, &cfg.upstream) != 0) {
-        fprintf(stderr,
-                "fakeres: --upstream: bad address '%s' (want "
-                "IPv4:PORT)\n",
-                v);
-        return FR_EXIT_USAGE;
-      }
-      have_mode = 1;
-      cfg.mode = FR_MODE_UPSTREAM;
-    } else if (strcmp(a, "--upstream-timeout") == 0 ||
-               strcmp(a, "--lifetime") == 0) {
-      rp_duration d;
-      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
-        return FR_EXIT_USAGE;
-      }
-      if (fr_parse_duration(v, &d) != 0 || d == 0) {
-        fprintf(stderr,
-                "fakeres: %s: bad duration '%s' (want 300ms, 2s, "
-                "1m)\n",
-                a, v);
-        return FR_EXIT_USAGE;
-      }
-      if (strcmp(a, "--lifetime") == 0) {
-        lifetime = d;
-      } else {
-        cfg.upstream_timeout = d;
-      }
-    } else if (strcmp(a, "--bind") == 0) {
-      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
-        return FR_EXIT_USAGE;
-      }
-      bind_ip = v;
-    } else if (strcmp(a, "--seed") == 0) {
-      char *end;
-      if ((v = opt_value(argc, argv, &ii, inl)) == NULL) {
-        return FR_EXIT_USAGE;
-      }
-      cfg.seed = strtoull(v, &end, FR_DECIMAL);
-      if (*v == '\0' || *end != '\0') {
-        fprintf(stderr, "fakeres: --seed: bad number '%s'\n", v);
-        return FR_EXIT_USAGE;
-      }
-      seeded = 1;
+      rv = cli_set_mode(c, FR_MODE_ANSWER);
+    } else if (cli_takes_value(a)) {
+      v = opt_value(argc, argv, &i, inl);
+      rv = v == NULL ? FR_EXIT_USAGE : cli_take_value(c, a, v);
     } else {
       fprintf(stderr, "fakeres: unknown option '%s'\n%s", a, usage);
       return FR_EXIT_USAGE;
     }
-    i = (size_t)ii;
+    if (rv != FR_GO_ON) {
+      return rv;
+    }
   }
-  if (!have_mode) {
+  if (!c->have_mode) {
     fprintf(stderr, "fakeres: give --answer or --upstream IP:PORT\n%s", usage);
     return FR_EXIT_USAGE;
   }
-  if (uv_ip4_addr(bind_ip, 0, &bind_addr) != 0) {
-    fprintf(stderr, "fakeres: --bind: bad IPv4 address '%s'\n", bind_ip);
+  return FR_GO_ON;
+}
+
+/* cli_specs parses |c|'s resolver specs into |specs| (one unlimited
+   resolver when none was given) on the --bind address, naming the
+   unnamed ones rN, and hands them to |c|'s configuration. Returns
+   FR_GO_ON, or FR_EXIT_USAGE (printed). */
+static int cli_specs(fr_cli *c, fr_spec *specs) {
+  struct sockaddr_in bind_addr;
+  char err[FR_ERRBUF_LEN];
+  size_t i, j;
+
+  if (uv_ip4_addr(c->bind_ip, 0, &bind_addr) != 0) {
+    fprintf(stderr, "fakeres: --bind: bad IPv4 address '%s'\n", c->bind_ip);
     return FR_EXIT_USAGE;
   }
-  if (nspecs == 0) {
-    spec_text[nspecs++] = "";
+  if (c->nspecs == 0) {
+    c->spec_text[c->nspecs++] = "";
   }
-  for (i = 0; i < nspecs; ++i) {
-    size_t j;
+  for (i = 0; i < c->nspecs; ++i) {
     fr_spec_default(&specs[i]);
     memcpy(specs[i].addr, &bind_addr.sin_addr, sizeof(specs[i].addr));
-    if (fr_spec_parse(&specs[i], spec_text[i], err, sizeof(err)) != 0) {
-      fprintf(stderr, "fakeres: -r '%s': %s\n", spec_text[i], err);
+    if (fr_spec_parse(&specs[i], c->spec_text[i], err, sizeof(err)) != 0) {
+      fprintf(stderr, "fakeres: -r '%s': %s\n", c->spec_text[i], err);
       return FR_EXIT_USAGE;
     }
     if (specs[i].name[0] == '\0') {
@@ -273,42 +315,66 @@ int main(int argc, char **argv) {
       }
     }
   }
-  if (!seeded) {
-    cfg.seed = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << FR_PID_SHIFT);
-  }
-  cfg.specs = specs;
-  cfg.nspecs = nspecs;
+  c->cfg.specs = specs;
+  c->cfg.nspecs = c->nspecs;
+  return FR_GO_ON;
+}
+
+/* run serves |cfg| on |m|'s loop until a signal or |lifetime| (0 =
+   never) stops it, printing the addresses and then the counts. Returns
+   the exit status. */
+static int run(fr_main *m, const fr_server_config *cfg, rp_duration lifetime) {
+  char err[FR_ERRBUF_LEN];
+  int rv;
 
   signal(SIGPIPE, SIG_IGN);
-  if (uv_loop_init(&m.loop) != 0) {
+  if (uv_loop_init(&m->loop) != 0) {
     fprintf(stderr, "fakeres: cannot start the event loop\n");
     return 1;
   }
-  rv = fr_server_new(&m.srv, &m.loop, &cfg, err, sizeof(err));
+  rv = fr_server_new(&m->srv, &m->loop, cfg, err, sizeof(err));
   if (rv != 0) {
     fprintf(stderr, "fakeres: %s (%s)\n", err, rp_strerror(rv));
-    uv_loop_close(&m.loop);
+    uv_loop_close(&m->loop);
     return 1;
   }
-  uv_signal_init(&m.loop, &m.sigterm);
-  uv_signal_init(&m.loop, &m.sigint);
-  uv_timer_init(&m.loop, &m.lifetime);
-  m.sigterm.data = &m;
-  m.sigint.data = &m;
-  m.lifetime.data = &m;
-  uv_signal_start(&m.sigterm, on_signal, SIGTERM);
-  uv_signal_start(&m.sigint, on_signal, SIGINT);
+  uv_signal_init(&m->loop, &m->sigterm);
+  uv_signal_init(&m->loop, &m->sigint);
+  uv_timer_init(&m->loop, &m->lifetime);
+  m->sigterm.data = m;
+  m->sigint.data = m;
+  m->lifetime.data = m;
+  uv_signal_start(&m->sigterm, on_signal, SIGTERM);
+  uv_signal_start(&m->sigint, on_signal, SIGINT);
   if (lifetime != 0) {
-    uv_timer_start(&m.lifetime, on_lifetime, lifetime / RP_MILLISECONDS, 0);
+    uv_timer_start(&m->lifetime, on_lifetime, lifetime / RP_MILLISECONDS, 0);
   }
-  fr_server_print_addresses(m.srv, stdout);
-  uv_run(&m.loop, UV_RUN_DEFAULT);
-  fr_server_print_counts(m.srv, stdout);
-  fr_server_del(m.srv);
-  rv = uv_loop_close(&m.loop);
+  fr_server_print_addresses(m->srv, stdout);
+  uv_run(&m->loop, UV_RUN_DEFAULT);
+  fr_server_print_counts(m->srv, stdout);
+  fr_server_del(m->srv);
+  rv = uv_loop_close(&m->loop);
   if (rv != 0) {
     fprintf(stderr, "fakeres: loop not empty at exit: %s\n", uv_strerror(rv));
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  static fr_spec specs[FR_MAX_RESOLVERS];
+  static fr_main m;
+  static fr_cli c;
+  int rv = cli_parse(&c, argc, argv);
+
+  if (rv == FR_GO_ON) {
+    rv = cli_specs(&c, specs);
+  }
+  if (rv != FR_GO_ON) {
+    return rv;
+  }
+  if (!c.seeded) {
+    c.cfg.seed = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << FR_PID_SHIFT);
+  }
+  return run(&m, &c.cfg, c.lifetime);
 }

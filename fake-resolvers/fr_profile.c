@@ -177,11 +177,7 @@ uint64_t fr_spec_burst_milli(const fr_spec *spec) {
   return burst;
 }
 
-/* set_err formats a message into |errbuf| if there is one. */
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...) {
+void fr_set_err(char *errbuf, size_t errlen, const char *fmt, ...) {
   va_list ap;
 
   if (errbuf == NULL || errlen == 0) {
@@ -508,7 +504,7 @@ int fr_spec_parse(fr_spec *spec, const char *text, char *errbuf,
     item.p = p;
     item.n = end != NULL ? (size_t)(end - p) : strlen(p);
     if (item.n == 0) {
-      set_err(errbuf, errlen, "empty item in spec '%s'", text);
+      fr_set_err(errbuf, errlen, "empty item in spec '%s'", text);
       goto fail;
     }
     eq = memchr(item.p, '=', item.n);
@@ -525,25 +521,26 @@ int fr_spec_parse(fr_spec *spec, const char *text, char *errbuf,
       }
     }
     if (k == FR_KEY_COUNT) {
-      set_err(errbuf, errlen,
-              "unknown key '%.*s' (known: name, rate, burst, over, "
-              "latency, jitter, loss, dead, addr, port)",
-              (int)key.n, key.p);
+      fr_set_err(errbuf, errlen,
+                 "unknown key '%.*s' (known: name, rate, burst, over, "
+                 "latency, jitter, loss, dead, addr, port)",
+                 (int)key.n, key.p);
       goto fail;
     }
     if (seen & (1u << k)) {
-      set_err(errbuf, errlen, "%s: given twice", fr_key_names[k]);
+      fr_set_err(errbuf, errlen, "%s: given twice", fr_key_names[k]);
       goto fail;
     }
     seen |= 1u << k;
     if (!has_val && k != FR_KEY_DEAD) {
-      set_err(errbuf, errlen, "%s: missing '=value' (want %s)", fr_key_names[k],
-              fr_key_wants[k]);
+      fr_set_err(errbuf, errlen, "%s: missing '=value' (want %s)",
+                 fr_key_names[k], fr_key_wants[k]);
       goto fail;
     }
     if (apply_key(spec, (enum fr_key)k, val, has_val) != 0) {
-      set_err(errbuf, errlen, "%s: bad value '%.*s' (want %s)", fr_key_names[k],
-              (int)val.n, val.p != NULL ? val.p : "", fr_key_wants[k]);
+      fr_set_err(errbuf, errlen, "%s: bad value '%.*s' (want %s)",
+                 fr_key_names[k], (int)val.n, val.p != NULL ? val.p : "",
+                 fr_key_wants[k]);
       goto fail;
     }
     if (end == NULL) {
@@ -551,7 +548,7 @@ int fr_spec_parse(fr_spec *spec, const char *text, char *errbuf,
     }
     p = end + 1;
     if (*p == '\0') {
-      set_err(errbuf, errlen, "empty item at the end of spec '%s'", text);
+      fr_set_err(errbuf, errlen, "empty item at the end of spec '%s'", text);
       goto fail;
     }
   }

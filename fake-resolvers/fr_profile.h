@@ -32,6 +32,12 @@
 /* FR_ERRBUF_LEN is a good size for the error buffer of fr_spec_parse. */
 #define FR_ERRBUF_LEN 160
 
+/* fr_set_err formats |fmt| into |errbuf| (|errlen| bytes, truncated);
+   with no buffer (NULL or |errlen| 0) it does nothing. Shared by the
+   spec parser and the server's set-up. */
+void fr_set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* FR_MILLI is the fixed-point unit of rates and of the burst: one
    query per second is FR_MILLI milli-queries per second. */
 #define FR_MILLI 1000u

@@ -29,24 +29,9 @@
 #include "fr_answer.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-
-  if (errbuf == NULL || errlen == 0) {
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(errbuf, errlen, fmt, ap);
-  va_end(ap);
-}
 
 /* ------------------------------------------------------------------ */
 /* Queries                                                              */
@@ -203,8 +188,8 @@ static int res_open(fr_server *srv, fr_res *res, char *errbuf, size_t errlen) {
   inet_ntop(AF_INET, &addr.sin_addr, ip, sizeof(ip));
   rv = bind_pair(&addr, &ufd, &tfd);
   if (rv != 0) {
-    set_err(errbuf, errlen, "resolver %s: cannot bind %s:%u: %s", name, ip,
-            (unsigned)res->profile.spec.port, strerror(-rv));
+    fr_set_err(errbuf, errlen, "resolver %s: cannot bind %s:%u: %s", name, ip,
+               (unsigned)res->profile.spec.port, strerror(-rv));
     return RP_ERR_IO;
   }
   /* recvmmsg: one system call reads a burst of queries. */
@@ -240,8 +225,8 @@ static int res_open(fr_server *srv, fr_res *res, char *errbuf, size_t errlen) {
   uv_tcp_getsockname(&res->tcp, (struct sockaddr *)&res->tcp_addr, &len);
   return 0;
 fail:
-  set_err(errbuf, errlen, "resolver %s: cannot listen on %s: %s", name, ip,
-          uv_strerror(rv));
+  fr_set_err(errbuf, errlen, "resolver %s: cannot listen on %s: %s", name, ip,
+             uv_strerror(rv));
   return RP_ERR_IO;
 }
 
@@ -257,7 +242,7 @@ int fr_server_new(fr_server **psrv, uv_loop_t *loop,
   rp_tstamp now = fr_now_ns();
 
   if (config->nspecs == 0) {
-    set_err(errbuf, errlen, "no resolver");
+    fr_set_err(errbuf, errlen, "no resolver");
     return RP_ERR_INVALID_ARGUMENT;
   }
   srv = calloc(1, sizeof(*srv));
@@ -303,7 +288,7 @@ int fr_server_new(fr_server **psrv, uv_loop_t *loop,
   if (srv->mode == FR_MODE_UPSTREAM) {
     rv = fr_up_open(srv);
     if (rv != 0) {
-      set_err(errbuf, errlen, "upstream: %s", uv_strerror(rv));
+      fr_set_err(errbuf, errlen, "upstream: %s", uv_strerror(rv));
       rv = RP_ERR_IO;
       goto fail;
     }

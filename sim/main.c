@@ -472,199 +472,225 @@ static int main_summary(const main_opts *o, const sim_config *base) {
   return MAIN_EXIT_OK;
 }
 
-int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "table") == 0) {
-    return sim_table_main(argc - 1, argv + 1);
+/* MAIN_GO_ON is what the steps of main return to go on (not an exit
+   code). */
+#define MAIN_GO_ON (-1)
+
+/* Long-only options of the command line. */
+enum {
+  MAIN_OPT_RTT = 256,
+  MAIN_OPT_SAMPLE,
+  MAIN_OPT_TIMELINE,
+  MAIN_OPT_LIST_SETTINGS,
+  MAIN_OPT_SWEEP,
+  MAIN_OPT_SEEDS
+};
+
+static const struct option main_longopts[] = {
+    {"resolver", required_argument, NULL, 'r'},
+    {"load", required_argument, NULL, 'l'},
+    {"kind", required_argument, NULL, 'k'},
+    {"seed", required_argument, NULL, 's'},
+    {"set", required_argument, NULL, 'S'},
+    {"at", required_argument, NULL, 'a'},
+    {"scenario", required_argument, NULL, 'f'},
+    {"json", no_argument, NULL, 'j'},
+    {"trace", required_argument, NULL, 't'},
+    {"rtt", required_argument, NULL, MAIN_OPT_RTT},
+    {"sample", required_argument, NULL, MAIN_OPT_SAMPLE},
+    {"timeline", no_argument, NULL, MAIN_OPT_TIMELINE},
+    {"list-settings", no_argument, NULL, MAIN_OPT_LIST_SETTINGS},
+    {"sweep", required_argument, NULL, MAIN_OPT_SWEEP},
+    {"seeds", required_argument, NULL, MAIN_OPT_SEEDS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* main_directive names the scenario directive (main_apply's key) that
+   option |c| gives, or NULL when |c| is not one. */
+static const char *main_directive(int c) {
+  static const struct {
+    int c;
+    const char *key;
+  } table[] = {{'r', "resolver"},     {'l', "load"},
+               {'k', "kind"},         {'s', "seed"},
+               {'S', "set"},          {'a', "at"},
+               {MAIN_OPT_RTT, "rtt"}, {MAIN_OPT_SAMPLE, "sample"}};
+  size_t i;
+  for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
+    if (table[i].c == c) {
+      return table[i].key;
+    }
   }
-  enum {
-    OPT_RTT = 256,
-    OPT_SAMPLE,
-    OPT_TIMELINE,
-    OPT_LIST_SETTINGS,
-    OPT_SWEEP,
-    OPT_SEEDS
-  };
-  static const struct option longopts[] = {
-      {"resolver", required_argument, NULL, 'r'},
-      {"load", required_argument, NULL, 'l'},
-      {"kind", required_argument, NULL, 'k'},
-      {"seed", required_argument, NULL, 's'},
-      {"set", required_argument, NULL, 'S'},
-      {"at", required_argument, NULL, 'a'},
-      {"scenario", required_argument, NULL, 'f'},
-      {"json", no_argument, NULL, 'j'},
-      {"trace", required_argument, NULL, 't'},
-      {"rtt", required_argument, NULL, OPT_RTT},
-      {"sample", required_argument, NULL, OPT_SAMPLE},
-      {"timeline", no_argument, NULL, OPT_TIMELINE},
-      {"list-settings", no_argument, NULL, OPT_LIST_SETTINGS},
-      {"sweep", required_argument, NULL, OPT_SWEEP},
-      {"seeds", required_argument, NULL, OPT_SEEDS},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  main_opts o;
-  sim_config cfg;
-  sim *s = NULL;
-  FILE *trace = NULL;
+  return NULL;
+}
+
+/* main_parse_seeds reads --seeds |arg| into |o|. Returns MAIN_GO_ON or
+   MAIN_EXIT_USAGE (printed). */
+static int main_parse_seeds(main_opts *o, const char *arg) {
+  char *end = NULL;
+  unsigned long long v = strtoull(arg, &end, 10);
+  if (!end || *end != '\0' || v == 0 || v > MAIN_MAX_ITEMS || arg[0] == '-') {
+    fprintf(stderr, "respool-sim: --seeds: bad value '%s' (want 1..%d)\n", arg,
+            MAIN_MAX_ITEMS);
+    return MAIN_EXIT_USAGE;
+  }
+  o->seeds = (uint64_t)v;
+  return MAIN_GO_ON;
+}
+
+/* main_take_opt takes option |c| with |arg| (one that is no directive)
+   into |o|. Returns MAIN_GO_ON, or the exit code (printed). */
+static int main_take_opt(main_opts *o, int c, const char *arg) {
+  char err[MAIN_ERRLEN];
+  err[0] = '\0';
+  switch (c) {
+  case 'f':
+    if (sim_scenario_load(arg, main_apply, o, err, sizeof(err)) != 0) {
+      fprintf(stderr, "respool-sim: %s\n", err);
+      return MAIN_EXIT_USAGE;
+    }
+    return MAIN_GO_ON;
+  case 'j':
+    o->json = 1;
+    return MAIN_GO_ON;
+  case 't':
+    o->trace_path = arg;
+    return MAIN_GO_ON;
+  case MAIN_OPT_TIMELINE:
+    o->timeline = 1;
+    return MAIN_GO_ON;
+  case MAIN_OPT_LIST_SETTINGS:
+    o->list_settings = 1;
+    return MAIN_GO_ON;
+  case MAIN_OPT_SWEEP:
+    o->sweep = arg;
+    return MAIN_GO_ON;
+  case MAIN_OPT_SEEDS:
+    return main_parse_seeds(o, arg);
+  case 'h':
+    main_usage(stdout);
+    return MAIN_EXIT_OK;
+  default:
+    main_usage(stderr);
+    return MAIN_EXIT_USAGE;
+  }
+}
+
+/* main_parse reads the command line into |o| (cleared and given its
+   defaults here). Returns MAIN_GO_ON, or the exit code (printed). */
+static int main_parse(main_opts *o, int argc, char **argv) {
   char err[MAIN_ERRLEN];
   int c;
-  int rv;
-  int code = MAIN_EXIT_OK;
-  int log_level_set = 0;
-  size_t i;
-  double t0;
-  double t1;
-  sim_report_info info;
-
-  memset(&o, 0, sizeof(o));
-  o.kind = RP_KIND_GENERIC;
-  o.kind_name = "generic";
-  o.seed = 1;
-  o.sample = RP_SECONDS;
-  o.seeds = 1;
-  sim_load_default(&o.load);
-  while ((c = getopt_long(argc, argv, "r:l:k:s:S:a:f:jt:h", longopts, NULL)) !=
-         -1) {
-    const char *key = NULL;
+  memset(o, 0, sizeof(*o));
+  o->kind = RP_KIND_GENERIC;
+  o->kind_name = "generic";
+  o->seed = 1;
+  o->sample = RP_SECONDS;
+  o->seeds = 1;
+  sim_load_default(&o->load);
+  while ((c = getopt_long(argc, argv, "r:l:k:s:S:a:f:jt:h", main_longopts,
+                          NULL)) != -1) {
+    const char *key = main_directive(c);
+    int code;
     err[0] = '\0';
-    switch (c) {
-    case 'r':
-      key = "resolver";
-      break;
-    case 'l':
-      key = "load";
-      break;
-    case 'k':
-      key = "kind";
-      break;
-    case 's':
-      key = "seed";
-      break;
-    case 'S':
-      key = "set";
-      break;
-    case 'a':
-      key = "at";
-      break;
-    case OPT_RTT:
-      key = "rtt";
-      break;
-    case OPT_SAMPLE:
-      key = "sample";
-      break;
-    case 'f':
-      if (sim_scenario_load(optarg, main_apply, &o, err, sizeof(err)) != 0) {
-        fprintf(stderr, "respool-sim: %s\n", err);
-        code = MAIN_EXIT_USAGE;
-        goto done;
+    if (key == NULL) {
+      code = main_take_opt(o, c, optarg);
+      if (code != MAIN_GO_ON) {
+        return code;
       }
       continue;
-    case 'j':
-      o.json = 1;
-      continue;
-    case 't':
-      o.trace_path = optarg;
-      continue;
-    case OPT_TIMELINE:
-      o.timeline = 1;
-      continue;
-    case OPT_LIST_SETTINGS:
-      o.list_settings = 1;
-      continue;
-    case OPT_SWEEP:
-      o.sweep = optarg;
-      continue;
-    case OPT_SEEDS: {
-      char *end = NULL;
-      unsigned long long v = strtoull(optarg, &end, 10);
-      if (!end || *end != '\0' || v == 0 || v > MAIN_MAX_ITEMS ||
-          optarg[0] == '-') {
-        fprintf(stderr, "respool-sim: --seeds: bad value '%s' (want 1..%d)\n",
-                optarg, MAIN_MAX_ITEMS);
-        code = MAIN_EXIT_USAGE;
-        goto done;
-      }
-      o.seeds = (uint64_t)v;
-      continue;
     }
-    case 'h':
-      main_usage(stdout);
-      goto done;
-    default:
-      main_usage(stderr);
-      code = MAIN_EXIT_USAGE;
-      goto done;
-    }
-    if (main_apply(key, optarg, &o, err, sizeof(err)) != 0) {
+    if (main_apply(key, optarg, o, err, sizeof(err)) != 0) {
       fprintf(stderr, "respool-sim: %s\n", err);
-      code = MAIN_EXIT_USAGE;
-      goto done;
+      return MAIN_EXIT_USAGE;
     }
   }
   if (optind < argc) {
     fprintf(stderr, "respool-sim: unexpected argument '%s'\n", argv[optind]);
-    code = MAIN_EXIT_USAGE;
-    goto done;
+    return MAIN_EXIT_USAGE;
   }
+  return MAIN_GO_ON;
+}
 
-  sim_config_default(&cfg, o.kind);
-  for (i = 0; i < o.nsets; ++i) {
-    if (rp_settings_set(&cfg.settings, o.sets[i], err, sizeof(err)) != 0) {
+/* main_settings gives |cfg| the kind's settings with every --set of |o|
+   and prints them for --list-settings. Sets |*plog_level_set| when a
+   --set named log_level. Returns MAIN_GO_ON, or the exit code
+   (printed). */
+static int main_settings(const main_opts *o, sim_config *cfg,
+                         int *plog_level_set) {
+  char err[MAIN_ERRLEN];
+  size_t i;
+  sim_config_default(cfg, o->kind);
+  for (i = 0; i < o->nsets; ++i) {
+    if (rp_settings_set(&cfg->settings, o->sets[i], err, sizeof(err)) != 0) {
       fprintf(stderr, "respool-sim: --set: %s (--list-settings shows them)\n",
               err);
-      code = MAIN_EXIT_USAGE;
-      goto done;
+      return MAIN_EXIT_USAGE;
     }
-    if (strncmp(o.sets[i], "log_level=", strlen("log_level=")) == 0) {
-      log_level_set = 1;
+    if (strncmp(o->sets[i], "log_level=", strlen("log_level=")) == 0) {
+      *plog_level_set = 1;
     }
   }
   /* A tunnel's names are never given 0x20, whatever --set asks. */
-  rp_settings_restrict(&cfg.settings, o.kind);
-  if (o.list_settings) {
-    printf("rp_settings for kind %s (--set NAME=VALUE):\n", o.kind_name);
-    sim_settings_print(&cfg.settings, stdout);
-    goto done;
+  rp_settings_restrict(&cfg->settings, o->kind);
+  if (o->list_settings) {
+    printf("rp_settings for kind %s (--set NAME=VALUE):\n", o->kind_name);
+    sim_settings_print(&cfg->settings, stdout);
+    return MAIN_EXIT_OK;
   }
-  if (o.nresolvers == 0) {
+  return MAIN_GO_ON;
+}
+
+/* main_configure builds |cfg| from |o|: settings, load, timing and the
+   trace file, opened into |*ptrace| (the caller closes it). Returns
+   MAIN_GO_ON, or the exit code (printed). */
+static int main_configure(main_opts *o, sim_config *cfg, FILE **ptrace) {
+  int log_level_set = 0;
+  int code = main_settings(o, cfg, &log_level_set);
+  int rv;
+  if (code != MAIN_GO_ON) {
+    return code;
+  }
+  if (o->nresolvers == 0) {
     fprintf(stderr, "respool-sim: give at least one -r SPEC (--help)\n");
-    code = MAIN_EXIT_USAGE;
-    goto done;
+    return MAIN_EXIT_USAGE;
   }
-  if (!o.have_load) {
-    rv = sim_load_parse(&o.load, "rate=100,seconds=20", NULL, 0);
+  if (!o->have_load) {
+    rv = sim_load_parse(&o->load, "rate=100,seconds=20", NULL, 0);
     (void)rv;
   }
-  cfg.seed = o.seed;
-  cfg.load = o.load;
-  cfg.rtt = o.rtt;
-  cfg.sample_interval = o.sample;
-  if (o.trace_path) {
-    trace = fopen(o.trace_path, "w");
-    if (!trace) {
-      fprintf(stderr, "respool-sim: --trace %s: %s\n", o.trace_path,
+  cfg->seed = o->seed;
+  cfg->load = o->load;
+  cfg->rtt = o->rtt;
+  cfg->sample_interval = o->sample;
+  if (o->trace_path) {
+    *ptrace = fopen(o->trace_path, "w");
+    if (!*ptrace) {
+      fprintf(stderr, "respool-sim: --trace %s: %s\n", o->trace_path,
               strerror(errno));
-      code = MAIN_EXIT_USAGE;
-      goto done;
+      return MAIN_EXIT_USAGE;
     }
-    cfg.trace = main_trace_line;
-    cfg.trace_data = trace;
+    cfg->trace = main_trace_line;
+    cfg->trace_data = *ptrace;
     if (!log_level_set) {
-      cfg.settings.log_level = RP_LOG_DEBUG;
+      cfg->settings.log_level = RP_LOG_DEBUG;
     }
   }
-  if (o.sweep || o.seeds > 1) {
-    if (o.trace_path) {
-      fprintf(stderr, "respool-sim: --trace goes with a single run\n");
-      code = MAIN_EXIT_USAGE;
-      goto done;
-    }
-    code = main_summary(&o, &cfg);
-    goto done;
-  }
-  code = main_build(&o, &cfg, &s);
+  return MAIN_GO_ON;
+}
+
+/* main_single runs |cfg| once and prints its report (table or JSON).
+   Returns an exit code. */
+static int main_single(const main_opts *o, sim_config *cfg) {
+  sim *s = NULL;
+  sim_report_info info;
+  double t0;
+  double t1;
+  int rv;
+  int code = main_build(o, cfg, &s);
   if (code != MAIN_EXIT_OK) {
-    goto done;
+    sim_del(s);
+    return code;
   }
   t0 = main_wall();
   rv = sim_run(s);
@@ -674,23 +700,44 @@ int main(int argc, char **argv) {
     code = MAIN_EXIT_RUN;
   }
   info = (sim_report_info){
-      .kind = o.kind_name, .wall_seconds = t1 - t0, .timeline = o.timeline};
-  if (o.json) {
+      .kind = o->kind_name, .wall_seconds = t1 - t0, .timeline = o->timeline};
+  if (o->json) {
     rv = sim_report_json(s, &info, stdout);
   } else {
     char load[MAIN_ERRLEN];
-    sim_load_format(&o.load, load, sizeof(load));
-    printf("respool-sim: kind=%s seed=%" PRIu64 " load=%s\n", o.kind_name,
-           o.seed, load);
+    sim_load_format(&o->load, load, sizeof(load));
+    printf("respool-sim: kind=%s seed=%" PRIu64 " load=%s\n", o->kind_name,
+           o->seed, load);
     rv = sim_report_text(s, &info, stdout);
   }
   if (rv != 0) {
     fprintf(stderr, "respool-sim: report: %s\n", rp_strerror(rv));
     code = MAIN_EXIT_RUN;
   }
-
-done:
   sim_del(s);
+  return code;
+}
+
+int main(int argc, char **argv) {
+  main_opts o;
+  sim_config cfg;
+  FILE *trace = NULL;
+  int code;
+  if (argc > 1 && strcmp(argv[1], "table") == 0) {
+    return sim_table_main(argc - 1, argv + 1);
+  }
+  code = main_parse(&o, argc, argv);
+  if (code == MAIN_GO_ON) {
+    code = main_configure(&o, &cfg, &trace);
+  }
+  if (code == MAIN_GO_ON && (o.sweep || o.seeds > 1) && o.trace_path) {
+    fprintf(stderr, "respool-sim: --trace goes with a single run\n");
+    code = MAIN_EXIT_USAGE;
+  } else if (code == MAIN_GO_ON && (o.sweep || o.seeds > 1)) {
+    code = main_summary(&o, &cfg);
+  } else if (code == MAIN_GO_ON) {
+    code = main_single(&o, &cfg);
+  }
   if (trace) {
     fclose(trace);
   }

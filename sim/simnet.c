@@ -197,8 +197,8 @@ static int net_dispatch(sim_net *n) {
     p->item_head = (p->item_head + 1) % p->capitems;
     --p->nitems;
     p->busy_from = n->now;
-    rv = net_push(n, n->now + net_item_cost(n, proc, &p->cur),
-                  SIM_NET_EV_DONE, proc, 0, 0);
+    rv = net_push(n, n->now + net_item_cost(n, proc, &p->cur), SIM_NET_EV_DONE,
+                  proc, 0, 0);
     if (rv != 0) {
       return rv;
     }
@@ -213,8 +213,7 @@ int sim_net_work(sim_net *n, uint32_t proc, sim_net_item_kind kind,
 
   if (p->nitems == p->capitems) {
     size_t ncap = p->capitems ? p->capitems * 2 : NET_INITIAL_CAP;
-    sim_net_item *ni =
-        n->mem->malloc(ncap * sizeof(*ni), n->mem->user_data);
+    sim_net_item *ni = n->mem->malloc(ncap * sizeof(*ni), n->mem->user_data);
 
     if (ni == NULL) {
       return RP_ERR_NOMEM;
@@ -247,29 +246,50 @@ static rp_duration net_jitter(sim_net *n) {
   return sim_net_rng_next(&n->rng_link) % (n->cell.link_jitter + 1);
 }
 
-int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
-                 uint32_t dst_proc, uint32_t dst_port, const uint8_t *data,
-                 size_t len) {
-  sim_net_proc *p = &n->procs[src_proc];
+/* NET_PKT_OVERSIZE is net_pkt_new's "too large, dropped" (not an
+   error). */
+#define NET_PKT_OVERSIZE 1
+
+/* net_pkt_new copies the datagram |data| of |len| bytes from
+   |src_proc|:|src_port| to |dst_proc|:|dst_port| into a free packet,
+   |*pidx|. Returns 0, NET_PKT_OVERSIZE when it is larger than
+   SIM_NET_PKT_MAX (counted in oversize and dropped), or
+   sim_net_pkt_alloc's error. */
+static int net_pkt_new(sim_net *n, uint32_t src_proc, uint32_t src_port,
+                       uint32_t dst_proc, uint32_t dst_port,
+                       const uint8_t *data, size_t len, uint32_t *pidx) {
   sim_net_pkt *pk;
-  uint32_t idx;
   int rv;
 
   if (len > SIM_NET_PKT_MAX) {
     ++n->oversize;
-    return 0;
+    return NET_PKT_OVERSIZE;
   }
-  rv = sim_net_pkt_alloc(n, &idx);
+  rv = sim_net_pkt_alloc(n, pidx);
   if (rv != 0) {
     return rv;
   }
-  pk = &n->pkts[idx];
+  pk = &n->pkts[*pidx];
   pk->src_proc = src_proc;
   pk->src_port = src_port;
   pk->dst_proc = dst_proc;
   pk->dst_port = dst_port;
   pk->len = (uint32_t)len;
   memcpy(pk->data, data, len);
+  return 0;
+}
+
+int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
+                 uint32_t dst_proc, uint32_t dst_port, const uint8_t *data,
+                 size_t len) {
+  sim_net_proc *p = &n->procs[src_proc];
+  uint32_t idx;
+  int rv =
+      net_pkt_new(n, src_proc, src_port, dst_proc, dst_port, data, len, &idx);
+
+  if (rv != 0) {
+    return rv == NET_PKT_OVERSIZE ? 0 : rv;
+  }
   /* Sends leave one after another, each after its cost. */
   if (p->send_clock < n->now) {
     p->send_clock = n->now;
@@ -291,25 +311,13 @@ int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
 int sim_net_send_at(sim_net *n, rp_tstamp at, uint32_t src_proc,
                     uint32_t src_port, uint32_t dst_proc, uint32_t dst_port,
                     const uint8_t *data, size_t len) {
-  sim_net_pkt *pk;
   uint32_t idx;
-  int rv;
+  int rv =
+      net_pkt_new(n, src_proc, src_port, dst_proc, dst_port, data, len, &idx);
 
-  if (len > SIM_NET_PKT_MAX) {
-    ++n->oversize;
-    return 0;
-  }
-  rv = sim_net_pkt_alloc(n, &idx);
   if (rv != 0) {
-    return rv;
+    return rv == NET_PKT_OVERSIZE ? 0 : rv;
   }
-  pk = &n->pkts[idx];
-  *pk = (sim_net_pkt){.src_proc = src_proc,
-                      .src_port = src_port,
-                      .dst_proc = dst_proc,
-                      .dst_port = dst_port,
-                      .len = (uint32_t)len};
-  memcpy(pk->data, data, len);
   /* A timer of the sender sends it then (its CPU is spent there). */
   return net_push(n, at, SIM_NET_EV_LATER, src_proc, 0, idx);
 }

@@ -586,13 +586,11 @@ int sim_sweep_main(int argc, char **argv) {
   int rv;
 
   rv = sweep_parse(argc, argv, &so, &o);
+  if (rv == 0) {
+    rv = sim_table_load(&t, &o);
+  }
   if (rv != 0) {
     return rv < 0 ? 0 : rv;
-  }
-  memset(&t, 0, sizeof(t));
-  rv = sim_table_load(&t, &o);
-  if (rv != 0) {
-    return rv;
   }
   rv = so.sweep != NULL ? sweep_run(&so, &t, &o) : sweep_timeline(&so, &t, &o);
   sim_table_free(&t);

@@ -27,19 +27,12 @@
 #define RP_SOURCE_DIR "."
 #endif
 
-/* TABLE_LIMITED_LIMIT and TABLE_TIMED_SLACK are the runner's client time
-   limits: 240 s for a byte transfer (100 s for the real and original
-   tunnels: timeout_limited), the seconds plus 30 for a timed one. */
+/* TABLE_LIMITED_LIMIT is the runner's client time limit of a byte
+   transfer: 240 s (100 s for the real and original tunnels:
+   timeout_limited; simtable_cell.c has the timed one's). */
 #define TABLE_LIMITED_LIMIT 240
-#define TABLE_TIMED_SLACK 30
-/* TABLE_SERVE_TIMED is what the server serves in a timed cell (the
-   runner's serve_bytes_timed, 1G). */
-#define TABLE_SERVE_TIMED (1ULL << 30)
 /* TABLE_MIB is a MiB in bytes. */
 #define TABLE_MIB 1048576.0
-/* TABLE_NS_PER_S converts ns to s. */
-#define TABLE_NS_PER_S 1e9
-
 
 static void table_usage(FILE *fp) {
   fprintf(fp,
@@ -156,8 +149,7 @@ static int table_load_setups(sim_table *t, const sim_table_opts *o) {
   cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, "setups")) {
     sim_table_setup *ts;
 
-    if (!table_wanted(table_str(s, "name"), o->only_setups,
-                      o->nonly_setups) ||
+    if (!table_wanted(table_str(s, "name"), o->only_setups, o->nonly_setups) ||
         t->nsetups == SIM_TABLE_MAX) {
       continue;
     }
@@ -203,7 +195,8 @@ static int table_load_columns(sim_table *t, const sim_table_opts *o) {
     snprintf(tc->relay, sizeof(tc->relay), "%s", table_str(c, "relay"));
     tun = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(j, "tunnels"), tc->tunnel);
-    tc->timeout_limited = table_num(tun, "timeout_limited", TABLE_LIMITED_LIMIT);
+    tc->timeout_limited =
+        table_num(tun, "timeout_limited", TABLE_LIMITED_LIMIT);
     cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(c, "mode_args")) {
       if (cJSON_IsString(a) && tc->nargs < SIM_TABLE_MAX) {
         tc->args[tc->nargs] = table_strdup(a->valuestring);
@@ -235,7 +228,10 @@ void sim_table_free(sim_table *t) {
 }
 
 int sim_table_load(sim_table *t, const sim_table_opts *o) {
-  int rv = table_load_setups(t, o);
+  int rv;
+
+  memset(t, 0, sizeof(*t));
+  rv = table_load_setups(t, o);
 
   if (rv == 0) {
     rv = table_load_columns(t, o);
@@ -250,159 +246,13 @@ int sim_table_load(sim_table *t, const sim_table_opts *o) {
   return rv;
 }
 
-/* table_arg returns the value of client flag |flag| in |c|'s mode_args,
-   or NULL. */
-static const char *table_arg(const sim_table_column *c, const char *flag) {
-  size_t i;
-
-  for (i = 0; i + 1 < c->nargs; ++i) {
-    if (strcmp(c->args[i], flag) == 0) {
-      return c->args[i + 1];
-    }
-  }
-  return NULL;
-}
-
-static int table_has_arg(const sim_table_column *c, const char *flag) {
-  size_t i;
-
-  for (i = 0; i < c->nargs; ++i) {
-    if (strcmp(c->args[i], flag) == 0) {
-      return 1;
-    }
-  }
-  return 0;
-}
-
-/* ---------------------------------------------------------------- */
-/* A cell                                                             */
-/* ---------------------------------------------------------------- */
-
-/* sim_table_cell builds the simulated cell of |s| x |c| for |seed|. Returns
-   0, or 2 with the reason in |err| (a column it cannot simulate). */
-int sim_table_cell(const sim_table *t, const sim_table_opts *o,
-                      const sim_table_setup *s, const sim_table_column *c,
-                      uint64_t seed, sim_net_cell *cell, char *err,
-                      size_t errlen) {
-  tun_drv_settings *ds = &cell->drv;
-  const char *v;
-  rp_kind kind = RP_KIND_DNSTT;
-  int md = 0, real = 0;
-  size_t i;
-
-  sim_net_cell_default(cell);
-  cell->seed = seed;
-  cell->ncores = o->cores;
-  if (strcmp(c->tunnel, "dnstt") == 0 || strcmp(c->tunnel, "dnstt-orig") == 0 ||
-      strcmp(c->tunnel, "real-dnstt") == 0) {
-    int orig = strcmp(c->tunnel, "dnstt") != 0;
-
-    tun_drv_settings_default(ds, orig ? TUN_DRV_ORIGINAL : TUN_DRV_WORKERS);
-    cell->orig_server = orig;
-    real = strcmp(c->tunnel, "real-dnstt") == 0;
-  } else if (strcmp(c->tunnel, "masterdns") == 0 ||
-             strcmp(c->tunnel, "real-masterdns") == 0) {
-    tun_drv_settings_default(ds, TUN_DRV_MD);
-    md = 1;
-    kind = RP_KIND_MASTERDNS;
-    real = strcmp(c->tunnel, "real-masterdns") == 0;
-    if (real) {
-      /* The sample config: least loss, duplication 3, MTU 1232. */
-      ds->strategy = TUN_BAL_LEAST_LOSS;
-      ds->dup = 3;
-      ds->mtu_ceiling = 1232;
-    }
-  } else {
-    snprintf(err, errlen, "tunnel %s is not simulated", c->tunnel);
-    return 2;
-  }
-  sim_net_costs_default(&cell->costs, c->tunnel);
-  if (rp_dns_name_from_text(&ds->domain, t->domain) != 0) {
-    snprintf(err, errlen, "bad domain %s", t->domain);
-    return 2;
-  }
-  /* Client arguments. */
-  if (!md && !cell->orig_server) {
-    v = table_arg(c, "--udp-workers");
-    ds->fresh = v == NULL;
-    ds->nworkers = v != NULL ? (size_t)strtoull(v, NULL, 10) : 100;
-  }
-  if (md && (v = table_arg(c, "--duplication")) != NULL) {
-    ds->dup = (size_t)strtoull(v, NULL, 10);
-  }
-  if (md && (v = table_arg(c, "-packet-duplication-count")) != NULL) {
-    ds->dup = (size_t)strtoull(v, NULL, 10);
-  }
-  if (md && (v = table_arg(c, "--inflight")) != NULL) {
-    ds->nslots = (size_t)strtoull(v, NULL, 10);
-  }
-  /* Mode. */
-  if (strcmp(c->mode, "direct-first") == 0) {
-    cell->relay = SIM_NET_DIRECT;
-    cell->first_only = 1;
-  } else if (strcmp(c->mode, "own-balancer") == 0 ||
-             strcmp(c->mode, "own-no-dup") == 0) {
-    cell->relay = SIM_NET_DIRECT;
-  } else if (strcmp(c->mode, "pool") == 0 || table_has_arg(c, "--pool")) {
-    cell->relay = SIM_NET_INPROC;
-    cell->check = 1;
-  } else if (strcmp(c->mode, "respool") == 0) {
-    cell->relay = SIM_NET_RESPOOL;
-    /* respool-cli: the default start-up check; respool: --pretest "". */
-    cell->check = strcmp(c->relay, "respool-cli") == 0;
-  } else if (strcmp(c->mode, "dnsdist") == 0) {
-    cell->relay = SIM_NET_DNSDIST;
-  } else {
-    snprintf(err, errlen, "mode %s is not simulated", c->mode);
-    return 2;
-  }
-  if (cell->relay != SIM_NET_DIRECT) {
-    /* Through a pool or relay the client sees one resolver: MD sends no
-       copies of its own. */
-    if (md && cell->relay != SIM_NET_DNSDIST) {
-      ds->dup = 1;
-      ds->strategy = TUN_BAL_ROUNDROBIN;
-    }
-  }
-  rp_settings_default(&cell->pool, kind);
-  for (i = 0; i < o->nsets; ++i) {
-    if (rp_settings_set(&cell->pool, o->sets[i], err, errlen) != 0) {
-      return 2;
-    }
-  }
-  /* Resolvers. */
-  cell->nres = s->nres;
-  for (i = 0; i < s->nres; ++i) {
-    if (fr_spec_parse(&cell->res[i], s->specs[i], err, errlen) != 0) {
-      return 2;
-    }
-  }
-  /* Transfer. */
-  if (s->rate_limited) {
-    ds->down_bytes = o->quick ? t->quick_bytes : t->bytes;
-    cell->serve_bytes = ds->down_bytes;
-    ds->seconds = 0;
-    cell->limit = (rp_duration)(c->timeout_limited * TABLE_NS_PER_S);
-  } else {
-    ds->down_bytes = UINT64_MAX;
-    cell->serve_bytes = TABLE_SERVE_TIMED;
-    ds->seconds = o->quick ? (s->quick_seconds > 0 ? s->quick_seconds
-                                                   : t->quick_seconds)
-                           : t->seconds;
-    cell->limit = (rp_duration)((ds->seconds + TABLE_TIMED_SLACK) *
-                                TABLE_NS_PER_S);
-  }
-  ds->up_bytes = t->upload_bytes;
-  (void)real;
-  return 0;
-}
-
 /* ---------------------------------------------------------------- */
 /* Output                                                             */
 /* ---------------------------------------------------------------- */
 
-static cJSON *table_round_json(const sim_table_setup *s, const sim_table_column *c,
-                               uint64_t round, const sim_net_result *r) {
+static cJSON *table_round_json(const sim_table_setup *s,
+                               const sim_table_column *c, uint64_t round,
+                               const sim_net_result *r) {
   cJSON *o = cJSON_CreateObject(), *cl, *fr, *cpu;
   double total = 0, secs = r->seconds > 0 ? r->seconds : 1;
   uint64_t q = 0;
@@ -451,21 +301,25 @@ static cJSON *table_round_json(const sim_table_setup *s, const sim_table_column 
     cJSON_AddNumberToObject(x, "refused", (double)r->refused[i]);
     cJSON_AddNumberToObject(x, "dropped", (double)r->dropped[i]);
     cJSON_AddNumberToObject(x, "lost", (double)r->lost[i]);
-    cJSON_AddNumberToObject(x, "share", q ? (double)r->received[i] / (double)q : 0);
+    cJSON_AddNumberToObject(x, "share",
+                            q ? (double)r->received[i] / (double)q : 0);
     cJSON_AddNumberToObject(x, "qps", (double)r->received[i] / secs);
     cJSON_AddItemToArray(fr, x);
   }
   cpu = cJSON_AddObjectToObject(o, "cpu_seconds");
-  cJSON_AddNumberToObject(cpu, "client", (double)r->cpu_client / TABLE_NS_PER_S);
-  cJSON_AddNumberToObject(cpu, "server", (double)r->cpu_server / TABLE_NS_PER_S);
+  cJSON_AddNumberToObject(cpu, "client",
+                          (double)r->cpu_client / SIM_TABLE_NS_PER_S);
+  cJSON_AddNumberToObject(cpu, "server",
+                          (double)r->cpu_server / SIM_TABLE_NS_PER_S);
   cJSON_AddNumberToObject(cpu, "fakeres",
-                          (double)r->cpu_fakeres / TABLE_NS_PER_S);
+                          (double)r->cpu_fakeres / SIM_TABLE_NS_PER_S);
   if (r->cpu_relay > 0) {
-    cJSON_AddNumberToObject(cpu, "relay", (double)r->cpu_relay / TABLE_NS_PER_S);
+    cJSON_AddNumberToObject(cpu, "relay",
+                            (double)r->cpu_relay / SIM_TABLE_NS_PER_S);
   }
-  total = (double)(r->cpu_client + r->cpu_server + r->cpu_fakeres +
-                   r->cpu_relay) /
-          TABLE_NS_PER_S;
+  total =
+      (double)(r->cpu_client + r->cpu_server + r->cpu_fakeres + r->cpu_relay) /
+      SIM_TABLE_NS_PER_S;
   cJSON_AddNumberToObject(cpu, "total", total);
   if (r->bytes_down > 0) {
     cJSON_AddNumberToObject(o, "cpu_s_per_mib",
@@ -496,7 +350,7 @@ static double table_wall(void) {
   struct timespec ts;
 
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / TABLE_NS_PER_S;
+  return (double)ts.tv_sec + (double)ts.tv_nsec / SIM_TABLE_NS_PER_S;
 }
 
 static int table_cmp_double(const void *a, const void *b) {
@@ -603,9 +457,130 @@ int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
         o->cores = (uint32_t)n;
       }
     } else {
-      fprintf(stderr, "respool-sim table: unknown option %s (see --help)\n",
-              a);
+      fprintf(stderr, "respool-sim table: unknown option %s (see --help)\n", a);
       return 2;
+    }
+  }
+  return 0;
+}
+
+/* table_list prints the setups and columns of |t| (--list). */
+static void table_list(const sim_table *t) {
+  size_t si, ci;
+
+  for (si = 0; si < t->nsetups; ++si) {
+    printf("setup  %s\n", t->setups[si].name);
+  }
+  for (ci = 0; ci < t->ncolumns; ++ci) {
+    printf("column %-22s %s %s\n", t->columns[ci].name, t->columns[ci].tunnel,
+           t->columns[ci].mode);
+  }
+}
+
+/* table_head starts the output: with --json the document |*pout| and
+   its results array (returned), else the Markdown table's head
+   (returns NULL). */
+static cJSON *table_head(const sim_table *t, const sim_table_opts *o,
+                         cJSON **pout) {
+  size_t ci;
+
+  if (o->json) {
+    *pout = cJSON_CreateObject();
+    cJSON_AddStringToObject(*pout, "simulator", "respool-sim table");
+    cJSON_AddNumberToObject(*pout, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(*pout, "rounds", (double)o->rounds);
+    cJSON_AddNumberToObject(*pout, "cores", (double)o->cores);
+    cJSON_AddBoolToObject(*pout, "quick", o->quick);
+    return cJSON_AddArrayToObject(*pout, "results");
+  }
+  printf("| setup |");
+  for (ci = 0; ci < t->ncolumns; ++ci) {
+    printf(" %s |", t->columns[ci].name);
+  }
+  printf("\n|---|");
+  for (ci = 0; ci < t->ncolumns; ++ci) {
+    printf("---|");
+  }
+  printf("\n");
+  return NULL;
+}
+
+/* table_run_cell runs the rounds of setup |s| under column |c|, adding
+   each to |rounds| (--json) or printing the median kbps as the table's
+   cell. Sets |*pstatus| to 1 when a run fails. */
+static void table_run_cell(const sim_table *t, const sim_table_opts *o,
+                           const sim_table_setup *s, const sim_table_column *c,
+                           cJSON *rounds, int *pstatus) {
+  char err[SIM_TABLE_ERRLEN];
+  double kbps[SIM_TABLE_MAX];
+  sim_net_cell cell;
+  sim_net_result res;
+  size_t nk = 0;
+  uint64_t k;
+  int rv;
+
+  for (k = 0; k < o->rounds; ++k) {
+    double w0 = table_wall();
+
+    rv = sim_table_cell(t, o, s, c, o->seed + k, &cell, err, sizeof(err));
+    if (rv != 0) {
+      fprintf(stderr, "respool-sim table: %s / %s: %s\n", s->name, c->name,
+              err);
+      break;
+    }
+    rv = sim_net_run(&cell, &res);
+    if (rv != 0) {
+      fprintf(stderr, "respool-sim table: %s / %s: %s\n", s->name, c->name,
+              rp_strerror(rv));
+      *pstatus = 1;
+      break;
+    }
+    if (nk < SIM_TABLE_MAX) {
+      kbps[nk++] = res.kbps_down;
+    }
+    fprintf(stderr,
+            "[sim] %s / %s / round %" PRIu64 ": %.0f kbps, "
+            "%" PRIu64 " events, %.2f s\n",
+            s->name, c->name, k + 1, res.kbps_down, res.events,
+            table_wall() - w0);
+    if (o->json) {
+      cJSON_AddItemToArray(rounds, table_round_json(s, c, k + 1, &res));
+    }
+  }
+  if (!o->json) {
+    if (nk == 0) {
+      printf(" - |");
+    } else {
+      printf(" %.0f |", sim_table_median(kbps, nk));
+    }
+    fflush(stdout);
+  }
+}
+
+/* table_print_json prints and frees |out|. Returns 0, or 1 when it
+   cannot be printed (out of memory). */
+static int table_print_json(cJSON *out) {
+  char *text = cJSON_Print(out);
+  int status = 0;
+
+  if (text != NULL) {
+    printf("%s\n", text);
+    free(text);
+  } else {
+    status = 1;
+  }
+  cJSON_Delete(out);
+  return status;
+}
+
+/* table_wants_sweep returns 1 when |argv| asks for a sweep or a
+   timeline (simsweep.h), else 0. */
+static int table_wants_sweep(int argc, char **argv) {
+  int k;
+
+  for (k = 1; k < argc; ++k) {
+    if (strcmp(argv[k], "--sweep") == 0 || strcmp(argv[k], "--timeline") == 0) {
+      return 1;
     }
   }
   return 0;
@@ -614,119 +589,38 @@ int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
 int sim_table_main(int argc, char **argv) {
   static sim_table t;
   sim_table_opts o;
-  cJSON *out = NULL, *rounds = NULL;
-  char err[SIM_TABLE_ERRLEN];
-  double kbps[SIM_TABLE_MAX];
+  cJSON *out = NULL, *rounds;
   size_t si, ci;
-  uint64_t k;
   int rv, status = 0;
 
-  for (k = 1; k < (uint64_t)argc; ++k) {
-    if (strcmp(argv[k], "--sweep") == 0 || strcmp(argv[k], "--timeline") == 0) {
-      return sim_sweep_main(argc, argv);
-    }
+  if (table_wants_sweep(argc, argv)) {
+    return sim_sweep_main(argc, argv);
   }
   rv = sim_table_parse(argc, argv, &o);
-  if (rv != 0) {
+  if (rv == 0) {
+    rv = sim_table_load(&t, &o);
+  }
+  if (rv != 0 || o.list) {
+    if (rv == 0) {
+      table_list(&t);
+      sim_table_free(&t);
+    }
     return rv < 0 ? 0 : rv;
   }
-  memset(&t, 0, sizeof(t));
-  rv = sim_table_load(&t, &o);
-  if (rv != 0) {
-    return rv;
-  }
-  if (o.list) {
-    for (si = 0; si < t.nsetups; ++si) {
-      printf("setup  %s\n", t.setups[si].name);
-    }
-    for (ci = 0; ci < t.ncolumns; ++ci) {
-      printf("column %-22s %s %s\n", t.columns[ci].name, t.columns[ci].tunnel,
-             t.columns[ci].mode);
-    }
-    sim_table_free(&t);
-    return 0;
-  }
-  if (o.json) {
-    out = cJSON_CreateObject();
-    cJSON_AddStringToObject(out, "simulator", "respool-sim table");
-    cJSON_AddNumberToObject(out, "seed", (double)o.seed);
-    cJSON_AddNumberToObject(out, "rounds", (double)o.rounds);
-    cJSON_AddNumberToObject(out, "cores", (double)o.cores);
-    cJSON_AddBoolToObject(out, "quick", o.quick);
-    rounds = cJSON_AddArrayToObject(out, "results");
-  } else {
-    printf("| setup |");
-    for (ci = 0; ci < t.ncolumns; ++ci) {
-      printf(" %s |", t.columns[ci].name);
-    }
-    printf("\n|---|");
-    for (ci = 0; ci < t.ncolumns; ++ci) {
-      printf("---|");
-    }
-    printf("\n");
-  }
+  rounds = table_head(&t, &o, &out);
   for (si = 0; si < t.nsetups; ++si) {
     if (!o.json) {
       printf("| %s |", t.setups[si].name);
     }
     for (ci = 0; ci < t.ncolumns; ++ci) {
-      sim_net_cell cell;
-      sim_net_result res;
-      size_t nk = 0;
-
-      for (k = 0; k < o.rounds; ++k) {
-        double w0 = table_wall();
-
-        rv = sim_table_cell(&t, &o, &t.setups[si], &t.columns[ci], o.seed + k,
-                        &cell, err, sizeof(err));
-        if (rv != 0) {
-          fprintf(stderr, "respool-sim table: %s / %s: %s\n",
-                  t.setups[si].name, t.columns[ci].name, err);
-          break;
-        }
-        rv = sim_net_run(&cell, &res);
-        if (rv != 0) {
-          fprintf(stderr, "respool-sim table: %s / %s: %s\n",
-                  t.setups[si].name, t.columns[ci].name, rp_strerror(rv));
-          status = 1;
-          break;
-        }
-        if (nk < SIM_TABLE_MAX) {
-          kbps[nk++] = res.kbps_down;
-        }
-        fprintf(stderr, "[sim] %s / %s / round %" PRIu64 ": %.0f kbps, "
-                        "%" PRIu64 " events, %.2f s\n",
-                t.setups[si].name, t.columns[ci].name, k + 1, res.kbps_down,
-                res.events, table_wall() - w0);
-        if (o.json) {
-          cJSON_AddItemToArray(rounds, table_round_json(&t.setups[si],
-                                                        &t.columns[ci], k + 1,
-                                                        &res));
-        }
-      }
-      if (!o.json) {
-        if (nk == 0) {
-          printf(" - |");
-        } else {
-          printf(" %.0f |", sim_table_median(kbps, nk));
-        }
-        fflush(stdout);
-      }
+      table_run_cell(&t, &o, &t.setups[si], &t.columns[ci], rounds, &status);
     }
     if (!o.json) {
       printf("\n");
     }
   }
-  if (o.json) {
-    char *text = cJSON_Print(out);
-
-    if (text != NULL) {
-      printf("%s\n", text);
-      free(text);
-    } else {
-      status = 1;
-    }
-    cJSON_Delete(out);
+  if (o.json && table_print_json(out) != 0) {
+    status = 1;
   }
   sim_table_free(&t);
   return status;

@@ -18,6 +18,8 @@
 #define SIM_TABLE_MAX 64
 /* SIM_TABLE_NAME is the longest setup or column name kept. */
 #define SIM_TABLE_NAME 64
+/* SIM_TABLE_NS_PER_S converts ns to s. */
+#define SIM_TABLE_NS_PER_S 1e9
 /* SIM_TABLE_ERRLEN is the size of error buffers. */
 #define SIM_TABLE_ERRLEN 256
 
@@ -74,7 +76,7 @@ typedef struct sim_table {
 int sim_table_parse(int argc, char **argv, sim_table_opts *o);
 
 /* sim_table_load reads the setups and columns |o| asks for into |t|
-   (zeroed by the caller; sim_table_free frees it). Returns 0, 1 (out of
+   (cleared here first; sim_table_free frees it). Returns 0, 1 (out of
    memory) or 2 (a file is missing or not JSON, said on stderr). */
 int sim_table_load(sim_table *t, const sim_table_opts *o);
 
@@ -91,8 +93,7 @@ cJSON *sim_table_read_json(const char *path);
    setting). */
 int sim_table_cell(const sim_table *t, const sim_table_opts *o,
                    const sim_table_setup *s, const sim_table_column *c,
-                   uint64_t seed, sim_net_cell *cell, char *err,
-                   size_t errlen);
+                   uint64_t seed, sim_net_cell *cell, char *err, size_t errlen);
 
 /* sim_table_median returns the median of |v| (|n| > 0; sorts |v|): the
    mean of the middle two for an even |n|. */

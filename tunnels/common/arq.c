@@ -41,7 +41,7 @@
  * transfer sizes), sequence number wrap (u32 segments: 4 G segments per
  * session).
  */
-#include "arq.h"
+#include "arq_internal.h"
 
 #include <assert.h>
 #include <string.h>
@@ -63,80 +63,6 @@
 #define ARQ_DEFAULT_BACKOFF_NUM 3
 #define ARQ_DEFAULT_BACKOFF_DEN 2
 #define ARQ_DEFAULT_FAST_RESEND 2
-
-typedef struct arq_sseg {
-  /* used is 1 while the slot holds an unacked segment. */
-  uint8_t used;
-  /* sacked is 1 once a selective ack covered it. */
-  uint8_t sacked;
-  /* resend is 1 when the segment must go out in the next frame. */
-  uint8_t resend;
-  /* nacked is 1 when the resend is for a known loss (no backoff). */
-  uint8_t nacked;
-  /* len is the payload length, bytes. */
-  uint16_t len;
-  /* xmit counts the sends. */
-  uint32_t xmit;
-  /* fastack counts frames that acked a later-sent segment. */
-  uint32_t fastack;
-  /* sent_at is the time of the last send. */
-  rp_tstamp sent_at;
-  /* tx_order numbers the last send among all sends of the arq. */
-  uint64_t tx_order;
-  /* rto is this segment's current timeout, ns. */
-  rp_duration rto;
-  /* data points to mss bytes in the arq's buffer. */
-  uint8_t *data;
-} arq_sseg;
-
-typedef struct arq_rseg {
-  /* present is 1 when the slot holds a received segment. */
-  uint8_t present;
-  /* len is the payload length, bytes. */
-  uint16_t len;
-  /* data points to peer_mss bytes in the arq's buffer. */
-  uint8_t *data;
-} arq_rseg;
-
-struct tun_arq {
-  tun_arq_settings s;
-  const rp_mem *mem;
-  /* block is the single allocation holding every buffer. */
-  void *block;
-  size_t block_len;
-  /* Send side. */
-  arq_sseg *sseg;
-  /* snd_una is the oldest unacked sequence number; snd_nxt the next new. */
-  uint32_t snd_una;
-  uint32_t snd_nxt;
-  /* peer_wnd is the window the peer last advertised, segments. */
-  uint32_t peer_wnd;
-  /* sndq is a ring of snd_buf bytes: head is the first queued byte. */
-  uint8_t *sndq;
-  size_t sndq_head;
-  size_t sndq_len;
-  /* Receive side. */
-  arq_rseg *rseg;
-  /* rd_sn is the first segment not fully read; rd_off the bytes read of
-     it; rcv_nxt the first segment not received. */
-  uint32_t rd_sn;
-  size_t rd_off;
-  uint32_t rcv_nxt;
-  /* rcv_hi is one past the highest segment received (no slot past it is
-     present: the sack walks no further). */
-  uint32_t rcv_hi;
-  /* tx_count numbers segment sends, for tx_order. */
-  uint64_t tx_count;
-  /* due_lb is a time before which no segment is due (see the notes). */
-  rp_tstamp due_lb;
-  /* ack_pending is 1 when data arrived since the last frame. */
-  int ack_pending;
-  /* Timers. */
-  rp_duration srtt;
-  rp_duration rttvar;
-  rp_duration rto;
-  tun_arq_stats st;
-};
 
 void tun_arq_settings_default(tun_arq_settings *s) {
   *s = (tun_arq_settings){
@@ -272,24 +198,6 @@ size_t tun_arq_write(tun_arq *arq, const uint8_t *data, size_t len) {
   return take;
 }
 
-/* arq_sndq_pop moves |n| queued bytes into |out|. */
-static void arq_sndq_pop(tun_arq *arq, uint8_t *out, size_t n) {
-  size_t done = 0;
-
-  assert(n <= arq->sndq_len);
-  while (done < n) {
-    size_t chunk = arq->s.snd_buf - arq->sndq_head;
-
-    if (chunk > n - done) {
-      chunk = n - done;
-    }
-    memcpy(out + done, arq->sndq + arq->sndq_head, chunk);
-    arq->sndq_head = (arq->sndq_head + chunk) % arq->s.snd_buf;
-    arq->sndq_len -= chunk;
-    done += chunk;
-  }
-}
-
 int tun_arq_send_idle(const tun_arq *arq) {
   return arq->sndq_len == 0 && arq->snd_una == arq->snd_nxt;
 }
@@ -297,14 +205,6 @@ int tun_arq_send_idle(const tun_arq *arq) {
 /* ------------------------------------------------------------------ */
 /* Receive buffer                                                       */
 /* ------------------------------------------------------------------ */
-
-static arq_rseg *arq_rslot(tun_arq *arq, uint32_t sn) {
-  return &arq->rseg[sn % arq->s.rcv_wnd];
-}
-
-static arq_sseg *arq_sslot(tun_arq *arq, uint32_t sn) {
-  return &arq->sseg[sn % arq->s.snd_wnd];
-}
 
 size_t tun_arq_read(tun_arq *arq, uint8_t *out, size_t cap) {
   size_t done = 0;
@@ -329,26 +229,9 @@ size_t tun_arq_read(tun_arq *arq, uint8_t *out, size_t cap) {
   return done;
 }
 
-/* arq_rcv_free returns the free receive slots counted from rcv_nxt. */
-static uint32_t arq_rcv_free(const tun_arq *arq) {
-  return arq->rd_sn + arq->s.rcv_wnd - arq->rcv_nxt;
-}
-
 /* ------------------------------------------------------------------ */
 /* Wire helpers                                                         */
 /* ------------------------------------------------------------------ */
-
-static void arq_put32(uint8_t *p, uint32_t v) {
-  p[0] = (uint8_t)(v >> 24);
-  p[1] = (uint8_t)(v >> 16);
-  p[2] = (uint8_t)(v >> 8);
-  p[3] = (uint8_t)v;
-}
-
-static void arq_put16(uint8_t *p, uint16_t v) {
-  p[0] = (uint8_t)(v >> 8);
-  p[1] = (uint8_t)v;
-}
 
 static uint32_t arq_get32(const uint8_t *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
@@ -549,242 +432,6 @@ int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
     pos += slen;
   }
   return nsegs;
-}
-
-/* ------------------------------------------------------------------ */
-/* Output                                                               */
-/* ------------------------------------------------------------------ */
-
-/* arq_seg_due returns 1 if the in-flight segment must be sent now. */
-static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
-  return g->used && !g->sacked &&
-         (g->resend || rp_tstamp_elapsed(g->sent_at, g->rto, now));
-}
-
-/* arq_can_open returns 1 if a new segment may be put in flight. */
-static int arq_can_open(const tun_arq *arq) {
-  uint32_t inflight = arq->snd_nxt - arq->snd_una;
-  uint32_t wnd = arq->s.snd_wnd;
-
-  if (arq->peer_wnd < wnd) {
-    /* A zero window still lets one segment probe it. */
-    wnd = arq->peer_wnd == 0 ? 1 : arq->peer_wnd;
-  }
-  return arq->sndq_len > 0 && inflight < wnd;
-}
-
-uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
-  uint32_t want = 0;
-  uint32_t sn;
-
-  if (arq->ack_pending) {
-    want |= TUN_ARQ_WANT_ACK;
-  }
-  if (arq_can_open(arq)) {
-    return want | TUN_ARQ_WANT_DATA;
-  }
-  if (now < arq->due_lb) {
-    return want;
-  }
-  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
-    if (arq_seg_due(&arq->sseg[sn % arq->s.snd_wnd], now)) {
-      return want | TUN_ARQ_WANT_DATA;
-    }
-  }
-  return want;
-}
-
-/* arq_sack_build writes the sack bitmap into |sack| and returns its
-   trimmed length (at most |max|). */
-static size_t arq_sack_build(tun_arq *arq, uint8_t *sack, size_t max) {
-  size_t n = 0, i;
-  uint32_t span = arq_rcv_free(arq);
-  uint32_t ahead = arq->rcv_hi - arq->rcv_nxt;
-
-  if (span > ahead) {
-    span = ahead;
-  }
-  memset(sack, 0, max);
-  for (i = 0; i < max * 8 && i + 1 < span; ++i) {
-    uint32_t sn = arq->rcv_nxt + 1 + (uint32_t)i;
-
-    if (arq_rslot(arq, sn)->present) {
-      sack[i / 8] = (uint8_t)(sack[i / 8] | (1u << (i % 8)));
-      n = i / 8 + 1;
-    }
-  }
-  return n;
-}
-
-/* arq_emit writes segment |g| numbered |sn| at |out| and records the
-   send. */
-static void arq_emit(tun_arq *arq, arq_sseg *g, uint32_t sn, uint8_t *out,
-                     rp_tstamp now) {
-  arq_put32(out, sn);
-  arq_put16(out + 4, g->len);
-  memcpy(out + TUN_ARQ_SEG_HDR, g->data, g->len);
-  if (g->xmit > 0) {
-    uint64_t rto = (uint64_t)g->rto * arq->s.backoff_num / arq->s.backoff_den;
-
-    if (!g->resend) {
-      ++arq->st.timeouts;
-    }
-    if (!g->nacked) {
-      g->rto = rto > arq->s.rto_max ? arq->s.rto_max : rto;
-    }
-    ++arq->st.retransmissions;
-  } else {
-    g->rto = arq->rto;
-  }
-  ++g->xmit;
-  g->resend = 0;
-  g->nacked = 0;
-  g->fastack = 0;
-  g->sent_at = now;
-  g->tx_order = ++arq->tx_count;
-  if (rp_tstamp_add(now, g->rto) < arq->due_lb) {
-    arq->due_lb = rp_tstamp_add(now, g->rto);
-  }
-  ++arq->st.segs_sent;
-}
-
-/* arq_note_sent appends |sn| to |psent| when not NULL. */
-static void arq_note_sent(tun_arq_sent *psent, uint32_t sn) {
-  if (psent == NULL) {
-    return;
-  }
-  if (psent->n < TUN_ARQ_SENT_MAX) {
-    psent->sn[psent->n] = sn;
-  }
-  ++psent->n;
-}
-
-/* arq_due_refresh sets due_lb to the earliest time a segment in flight
-   is due (0 when one has its resend flag). */
-static void arq_due_refresh(tun_arq *arq) {
-  rp_tstamp best = RP_TSTAMP_UNSET;
-  uint32_t sn;
-
-  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
-    const arq_sseg *g = arq_sslot(arq, sn);
-    rp_tstamp t;
-
-    if (!g->used || g->sacked) {
-      continue;
-    }
-    t = g->resend ? 0 : rp_tstamp_add(g->sent_at, g->rto);
-    if (t < best) {
-      best = t;
-    }
-  }
-  arq->due_lb = best;
-}
-
-rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
-                        tun_arq_sent *psent) {
-  uint8_t sack[TUN_ARQ_MAX_SACK];
-  size_t sack_max = (arq->s.rcv_wnd + 7) / 8, sack_len, pos, nsegs = 0;
-  uint32_t sn, free_slots;
-  /* walk is 1 when a segment may be due (else the walks find none). */
-  int walk = now >= arq->due_lb;
-
-  if (psent != NULL) {
-    psent->n = 0;
-  }
-  if (cap < TUN_ARQ_HDR_FIXED) {
-    return RP_ERR_NOBUF;
-  }
-  if (sack_max > TUN_ARQ_MAX_SACK) {
-    sack_max = TUN_ARQ_MAX_SACK;
-  }
-  if (sack_max > cap - TUN_ARQ_HDR_FIXED) {
-    sack_max = cap - TUN_ARQ_HDR_FIXED;
-  }
-  sack_len = arq_sack_build(arq, sack, sack_max);
-  /* A due resend keeps its size: shorten the sack (it only reports less)
-     rather than starve the resend of room. */
-  for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
-    arq_sseg *g = arq_sslot(arq, sn);
-    size_t need = TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR + (size_t)g->len;
-
-    if (!arq_seg_due(g, now)) {
-      continue;
-    }
-    if (need + sack_len > cap && need <= cap) {
-      sack_len = cap - need;
-    }
-    break;
-  }
-  free_slots = arq_rcv_free(arq);
-  arq_put32(out, arq->rcv_nxt);
-  arq_put16(out + 4,
-            (uint16_t)(free_slots > UINT16_MAX ? UINT16_MAX : free_slots));
-  out[6] = (uint8_t)sack_len;
-  memcpy(out + TUN_ARQ_HDR_FIXED, sack, sack_len);
-  pos = TUN_ARQ_HDR_FIXED + sack_len;
-  arq->ack_pending = 0;
-
-  /* Resends first, oldest first. */
-  for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
-    arq_sseg *g = arq_sslot(arq, sn);
-
-    if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
-      break;
-    }
-    if (!arq_seg_due(g, now) || cap - pos < TUN_ARQ_SEG_HDR + (size_t)g->len) {
-      continue;
-    }
-    arq_emit(arq, g, sn, out + pos, now);
-    arq_note_sent(psent, sn);
-    pos += TUN_ARQ_SEG_HDR + g->len;
-    ++nsegs;
-  }
-  if (walk) {
-    arq_due_refresh(arq);
-  }
-  /* Then new segments, cut to the room left. */
-  while (arq_can_open(arq) &&
-         (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
-         cap - pos > TUN_ARQ_SEG_HDR) {
-    size_t n = arq->sndq_len;
-    arq_sseg *g = arq_sslot(arq, arq->snd_nxt);
-
-    if (n > arq->s.mss) {
-      n = arq->s.mss;
-    }
-    if (n > cap - pos - TUN_ARQ_SEG_HDR) {
-      n = cap - pos - TUN_ARQ_SEG_HDR;
-    }
-    assert(!g->used);
-    arq_sndq_pop(arq, g->data, n);
-    *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
-    arq_emit(arq, g, arq->snd_nxt, out + pos, now);
-    arq_note_sent(psent, arq->snd_nxt);
-    ++arq->snd_nxt;
-    pos += TUN_ARQ_SEG_HDR + n;
-    ++nsegs;
-  }
-  return (rp_ssize)pos;
-}
-
-void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent) {
-  size_t i, n = sent->n < TUN_ARQ_SENT_MAX ? sent->n : TUN_ARQ_SENT_MAX;
-
-  for (i = 0; i < n; ++i) {
-    uint32_t sn = sent->sn[i];
-    arq_sseg *g;
-
-    if ((uint32_t)(sn - arq->snd_una) >=
-        (uint32_t)(arq->snd_nxt - arq->snd_una)) {
-      continue;
-    }
-    g = arq_sslot(arq, sn);
-    if (g->used && !g->sacked && !g->resend) {
-      g->resend = 1;
-      g->nacked = 1;
-      arq->due_lb = 0;
-    }
-  }
 }
 
 /* ------------------------------------------------------------------ */

@@ -239,18 +239,57 @@ static int server_read_file(server_app *app, const char *path) {
   return app->file_len == (size_t)len ? 0 : RP_ERR_IO;
 }
 
-int main(int argc, char **argv) {
-  static server_app app;
-  tun_srv_settings s;
-  tun_srv_callbacks cb = {
-      .send = server_send, .source = server_source, .sink = server_sink};
-  struct sockaddr_storage listen_addr;
-  const char *listen = NULL, *domain = NULL, *serve_file = NULL, *sink = NULL;
-  char name[80];
-  int namelen = sizeof(listen_addr), i, rv, sockbuf = SRV_SOCKBUF;
-  uint64_t max_sessions = 0, max_held = 0;
+/* server_opts is the command line. */
+typedef struct server_opts {
+  /* listen, domain, serve_file and sink are the values of --listen,
+     --domain, --serve-file and --sink, or NULL (argv's). */
+  const char *listen, *domain, *serve_file, *sink;
+} server_opts;
 
-  tun_srv_settings_default(&s, SERVER_MODE);
+/* server_take_limit takes the settings' options of |a| with |v| into
+   |s|. Returns 0, 1 for an option it does not know, or 2 for a bad
+   value (printed). */
+static int server_take_limit(tun_srv_settings *s, const char *a,
+                             const char *v) {
+  uint64_t n = 0;
+
+  if (strcmp(a, "--max-sessions") == 0) {
+    if (tun_app_parse_size(v, &n) != 0 || n == 0) {
+      fprintf(stderr, SERVER_NAME ": bad --max-sessions %s\n", v);
+      return 2;
+    }
+    s->max_sessions = (size_t)n;
+  } else if (strcmp(a, "--serve-after") == 0) {
+    if (rp_duration_parse(v, &s->serve_delay) != 0) {
+      fprintf(stderr, SERVER_NAME ": bad --serve-after %s\n", v);
+      return 2;
+    }
+  } else if (strcmp(a, "--window") == 0) {
+    if (tun_app_parse_size(v, &n) != 0 || n == 0 || n > TUN_ARQ_MAX_WND) {
+      fprintf(stderr, SERVER_NAME ": bad --window %s (1..%d)\n", v,
+              TUN_ARQ_MAX_WND);
+      return 2;
+    }
+    s->arq.snd_wnd = s->arq.rcv_wnd = (uint32_t)n;
+  } else if (strcmp(a, "--max-held") == 0) {
+    if (tun_app_parse_size(v, &n) != 0 || n == 0 || n > SERVER_MAX_HELD) {
+      fprintf(stderr, SERVER_NAME ": bad --max-held %s (1..%d)\n", v,
+              SERVER_MAX_HELD);
+      return 2;
+    }
+    s->max_held = (size_t)n;
+  } else {
+    return 1;
+  }
+  return 0;
+}
+
+/* server_parse reads |argv| into |o|, |s| and |app|'s --serve-bytes.
+   Returns -1 to go on, else the exit status (printed). */
+static int server_parse(server_opts *o, tun_srv_settings *s, server_app *app,
+                        int argc, char **argv) {
+  int i, rv;
+
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -267,96 +306,119 @@ int main(int argc, char **argv) {
       return 2;
     }
     ++i;
+    rv = 0;
     if (strcmp(a, "--listen") == 0) {
-      listen = v;
+      o->listen = v;
     } else if (strcmp(a, "--domain") == 0) {
-      domain = v;
+      o->domain = v;
     } else if (strcmp(a, "--serve-bytes") == 0) {
-      if (tun_app_parse_size(v, &app.serve_bytes) != 0) {
+      if (tun_app_parse_size(v, &app->serve_bytes) != 0) {
         fprintf(stderr, SERVER_NAME ": bad --serve-bytes %s\n", v);
         return 2;
       }
     } else if (strcmp(a, "--serve-file") == 0) {
-      serve_file = v;
+      o->serve_file = v;
     } else if (strcmp(a, "--sink") == 0) {
-      sink = v;
-    } else if (strcmp(a, "--max-sessions") == 0) {
-      if (tun_app_parse_size(v, &max_sessions) != 0 || max_sessions == 0) {
-        fprintf(stderr, SERVER_NAME ": bad --max-sessions %s\n", v);
-        return 2;
-      }
-      s.max_sessions = (size_t)max_sessions;
-    } else if (strcmp(a, "--serve-after") == 0) {
-      if (rp_duration_parse(v, &s.serve_delay) != 0) {
-        fprintf(stderr, SERVER_NAME ": bad --serve-after %s\n", v);
-        return 2;
-      }
-    } else if (strcmp(a, "--window") == 0) {
-      uint64_t wnd = 0;
-
-      if (tun_app_parse_size(v, &wnd) != 0 || wnd == 0 ||
-          wnd > TUN_ARQ_MAX_WND) {
-        fprintf(stderr, SERVER_NAME ": bad --window %s (1..%d)\n", v,
-                TUN_ARQ_MAX_WND);
-        return 2;
-      }
-      s.arq.snd_wnd = s.arq.rcv_wnd = (uint32_t)wnd;
-    } else if (strcmp(a, "--max-held") == 0) {
-      if (tun_app_parse_size(v, &max_held) != 0 || max_held == 0 ||
-          max_held > SERVER_MAX_HELD) {
-        fprintf(stderr, SERVER_NAME ": bad --max-held %s (1..%d)\n", v,
-                SERVER_MAX_HELD);
-        return 2;
-      }
-      s.max_held = (size_t)max_held;
+      o->sink = v;
     } else {
+      rv = server_take_limit(s, a, v);
+    }
+    if (rv == 1) {
       fprintf(stderr, SERVER_NAME ": unknown option %s (see --help)\n", a);
       return 2;
     }
+    if (rv != 0) {
+      return rv;
+    }
   }
-  if (listen == NULL || domain == NULL) {
+  return -1;
+}
+
+/* server_setup checks |o|, reads its files into |app| and creates the
+   server of |s| there. Returns 0, else the exit status (printed). */
+static int server_setup(server_app *app, const server_opts *o,
+                        tun_srv_settings *s,
+                        struct sockaddr_storage *listen_addr) {
+  tun_srv_callbacks cb = {
+      .send = server_send, .source = server_source, .sink = server_sink};
+  int rv;
+
+  if (o->listen == NULL || o->domain == NULL) {
     fprintf(stderr, SERVER_NAME ": --listen and --domain are required\n");
     return 2;
   }
-  if (tun_app_parse_addr(listen, &listen_addr) != 0) {
-    fprintf(stderr, SERVER_NAME ": bad --listen %s\n", listen);
+  if (tun_app_parse_addr(o->listen, listen_addr) != 0) {
+    fprintf(stderr, SERVER_NAME ": bad --listen %s\n", o->listen);
     return 2;
   }
-  if (rp_dns_name_from_text(&s.domain, domain) != 0) {
-    fprintf(stderr, SERVER_NAME ": bad --domain %s\n", domain);
+  if (rp_dns_name_from_text(&s->domain, o->domain) != 0) {
+    fprintf(stderr, SERVER_NAME ": bad --domain %s\n", o->domain);
     return 2;
   }
-  if (serve_file != NULL && server_read_file(&app, serve_file) != 0) {
-    fprintf(stderr, SERVER_NAME ": cannot read --serve-file %s\n", serve_file);
+  if (o->serve_file != NULL && server_read_file(app, o->serve_file) != 0) {
+    fprintf(stderr, SERVER_NAME ": cannot read --serve-file %s\n",
+            o->serve_file);
     return 1;
   }
-  if (sink != NULL && (app.sink = fopen(sink, "wb")) == NULL) {
-    fprintf(stderr, SERVER_NAME ": cannot write --sink %s\n", sink);
+  if (o->sink != NULL && (app->sink = fopen(o->sink, "wb")) == NULL) {
+    fprintf(stderr, SERVER_NAME ": cannot write --sink %s\n", o->sink);
     return 1;
   }
-  app.up_fnv = TUN_XFER_FNV_INIT;
-  app.up_pattern_ok = 1;
-  rv = tun_srv_new(&app.srv, &s, &cb, NULL, &app);
+  app->up_fnv = TUN_XFER_FNV_INIT;
+  app->up_pattern_ok = 1;
+  rv = tun_srv_new(&app->srv, s, &cb, NULL, app);
   if (rv != 0) {
     fprintf(stderr, SERVER_NAME ": %s\n", rp_strerror(rv));
     return 1;
   }
-  app.loop = uv_default_loop();
-  uv_udp_init(app.loop, &app.udp);
-  app.udp.data = &app;
-  rv = uv_udp_bind(&app.udp, (const struct sockaddr *)&listen_addr, 0);
+  return 0;
+}
+
+/* server_listen binds the UDP socket of |app| to |listen_addr| (the
+   text |listen|), with larger socket buffers, and prints the address it
+   got. Returns 0, or 1 (printed). */
+static int server_listen(server_app *app, struct sockaddr_storage *listen_addr,
+                         const char *listen) {
+  char name[80];
+  int namelen = sizeof(*listen_addr), rv, sockbuf = SRV_SOCKBUF;
+
+  uv_udp_init(app->loop, &app->udp);
+  app->udp.data = app;
+  rv = uv_udp_bind(&app->udp, (const struct sockaddr *)listen_addr, 0);
   if (rv != 0) {
     fprintf(stderr, SERVER_NAME ": bind %s: %s\n", listen, uv_strerror(rv));
     return 1;
   }
-  uv_send_buffer_size((uv_handle_t *)&app.udp, &sockbuf);
+  uv_send_buffer_size((uv_handle_t *)&app->udp, &sockbuf);
   sockbuf = SRV_SOCKBUF;
-  uv_recv_buffer_size((uv_handle_t *)&app.udp, &sockbuf);
-  uv_udp_getsockname(&app.udp, (struct sockaddr *)&listen_addr, &namelen);
-  tun_app_format_addr((const struct sockaddr *)&listen_addr, name,
-                      sizeof(name));
+  uv_recv_buffer_size((uv_handle_t *)&app->udp, &sockbuf);
+  uv_udp_getsockname(&app->udp, (struct sockaddr *)listen_addr, &namelen);
+  tun_app_format_addr((const struct sockaddr *)listen_addr, name, sizeof(name));
   printf("{\"listen\":\"%s\"}\n", name);
   fflush(stdout);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static server_app app;
+  server_opts o = {0};
+  tun_srv_settings s;
+  struct sockaddr_storage listen_addr;
+  int rv;
+
+  tun_srv_settings_default(&s, SERVER_MODE);
+  rv = server_parse(&o, &s, &app, argc, argv);
+  if (rv >= 0) {
+    return rv;
+  }
+  rv = server_setup(&app, &o, &s, &listen_addr);
+  if (rv != 0) {
+    return rv;
+  }
+  app.loop = uv_default_loop();
+  if (server_listen(&app, &listen_addr, o.listen) != 0) {
+    return 1;
+  }
   uv_timer_init(app.loop, &app.timer);
   app.timer.data = &app;
   uv_timer_start(&app.timer, server_on_timer, 0, 0);

@@ -116,8 +116,7 @@ void tun_main_xfer_targets(const tun_main_opts *o, uint64_t *pdown,
   *pseconds = o->seconds;
 }
 
-int tun_main_xfer_files(const tun_main_opts *o, tun_xfer *x,
-                        tun_app_files *f) {
+int tun_main_xfer_files(const tun_main_opts *o, tun_xfer *x, tun_app_files *f) {
   if (tun_app_xfer_open_files(x, f, o->in_path, o->out_path) != 0) {
     fprintf(stderr, "%s: cannot open --in or --out\n", o->prog);
     return 2;
@@ -183,4 +182,52 @@ void tun_main_pool_stop(const char *prog, tun_pool **ppool) {
     fprintf(stderr, "%s: the pool's scores were not saved\n", prog);
   }
   *ppool = NULL;
+}
+
+uint64_t tun_main_drv_rand(void *user_data) {
+  (void)user_data;
+  return tun_app_random64();
+}
+
+void tun_main_tick_start(uv_loop_t *loop, uv_timer_t *tick, const tun_drv *drv,
+                         uv_timer_cb cb, void *data) {
+  uint64_t ms = tun_drv_tick_interval(drv) / RP_MILLISECONDS;
+
+  uv_timer_init(loop, tick);
+  tick->data = data;
+  uv_timer_start(tick, cb, ms, ms);
+}
+
+int tun_main_tick(tun_drv *drv, rp_tstamp *pnow) {
+  *pnow = uv_hrtime();
+  tun_drv_tick(drv, *pnow);
+  return tun_drv_finished(drv);
+}
+
+int tun_main_answer(tun_drv *drv, uint32_t chan, size_t res,
+                    const uint8_t *data, size_t len, rp_tstamp *pnow) {
+  *pnow = uv_hrtime();
+  tun_drv_on_answer(drv, chan, res, data, len, *pnow);
+  return tun_drv_finished(drv);
+}
+
+int tun_main_run(uv_loop_t *loop, const int *pexit_code, tun_main_opts *o,
+                 tun_app_files *files, tun_drv **pdrv) {
+  int rv;
+
+  uv_run(loop, UV_RUN_DEFAULT);
+  uv_loop_close(loop);
+  if (*pexit_code != 0) {
+    rv = *pexit_code;
+  } else {
+    rv = *pdrv != NULL && !tun_drv_failed(*pdrv) &&
+                 tun_main_xfer_ok(o, tun_drv_xfer(*pdrv))
+             ? 0
+             : 1;
+  }
+  tun_main_opts_free(o);
+  tun_app_xfer_close_files(files);
+  tun_drv_del(*pdrv);
+  *pdrv = NULL;
+  return rv;
 }

@@ -12,6 +12,10 @@
  *   tun_main_pool_start   pool mode: start the in-process pool (tunpool.h)
  *   tun_main_pool_ready   the report of its start-up check
  *   tun_main_pool_stop    stop it at the end of the run
+ *   tun_main_drv_rand     the driver's rand callback
+ *   tun_main_tick_start   start the driver's tick timer
+ *   tun_main_tick, tun_main_answer  feed the driver a tick or an answer
+ *   tun_main_run          run the loop, free, give the exit status
  *
  * Messages go to stderr, prefixed with the program's name. Everything
  * runs on the loop's thread. Not part of the sans-I/O core.
@@ -20,6 +24,7 @@
 #define TUN_MAIN_H
 
 #include "tunapp.h"
+#include "tundrv.h"
 #include "tunpool.h"
 
 #include <stddef.h>
@@ -87,8 +92,7 @@ void tun_main_xfer_targets(const tun_main_opts *o, uint64_t *pdown,
 
 /* tun_main_xfer_files opens --in and --out into |f| and hooks them to
    |x|. Returns 0, or 2 when a file cannot be opened (printed). */
-int tun_main_xfer_files(const tun_main_opts *o, tun_xfer *x,
-                        tun_app_files *f);
+int tun_main_xfer_files(const tun_main_opts *o, tun_xfer *x, tun_app_files *f);
 
 /* tun_main_xfer_ok returns 1 when |x| downloaded intact at least what
    --download-bytes asked and finished its upload, else 0. */
@@ -98,8 +102,8 @@ int tun_main_xfer_ok(const tun_main_opts *o, const tun_xfer *x);
    resolvers and --pool-config on |loop|, with the start-up check of
    |check_bytes| under |domain|, and stores it in |*ppool|; |ready| is
    called with |user_data| (tunpool.h). Unless --pool-udp, |answer| takes
-   the answers of queries handed in by tun_pool_query. SIGPIPE is ignored from then on
-   (the pool may write to TCP upstreams; respool_net.h). Returns 0, or
+   the answers of queries handed in by tun_pool_query. SIGPIPE is ignored from
+   then on (the pool may write to TCP upstreams; respool_net.h). Returns 0, or
    the exit status (printed): 2 for a config or argument error, else 1. */
 int tun_main_pool_start(const tun_main_opts *o, rp_kind kind,
                         const rp_dns_name *domain, uint64_t check_bytes,
@@ -118,5 +122,34 @@ int tun_main_pool_ready(const char *prog, tun_pool *tp, int ok,
 /* tun_main_pool_stop stops |*ppool| when not NULL, printing when its
    scores were not saved, and sets it to NULL. */
 void tun_main_pool_stop(const char *prog, tun_pool **ppool);
+
+/* tun_main_drv_rand is the driver's rand callback (tun_drv_callbacks):
+   tun_app_random64; |user_data| is not used. */
+uint64_t tun_main_drv_rand(void *user_data);
+
+/* tun_main_tick_start starts |tick| on |loop| to call |cb| (with
+   |data| as the handle's data) every tick interval of |drv|. */
+void tun_main_tick_start(uv_loop_t *loop, uv_timer_t *tick, const tun_drv *drv,
+                         uv_timer_cb cb, void *data);
+
+/* tun_main_tick ticks |drv| at the current time, stored in |*pnow|.
+   Returns tun_drv_finished. */
+int tun_main_tick(tun_drv *drv, rp_tstamp *pnow);
+
+/* tun_main_answer hands |drv| the answer |data| of |len| bytes on
+   channel |chan| from resolver |res| at the current time, stored in
+   |*pnow|. Returns tun_drv_finished. */
+int tun_main_answer(tun_drv *drv, uint32_t chan, size_t res,
+                    const uint8_t *data, size_t len, rp_tstamp *pnow);
+
+/* tun_main_run runs |loop| until nothing is left on it, closes it, and
+   frees |o|, |files| and |*pdrv| (which may be NULL; set to NULL). The
+   exit code and the driver are read after the run, through |pexit_code|
+   and |pdrv|: the callbacks may set them (pool mode creates the driver
+   once the pool is ready). Returns |*pexit_code| when it is not 0, else
+   0 when the driver passed its MTU test (MD) and its transfer arrived
+   intact (tun_main_xfer_ok), else 1. */
+int tun_main_run(uv_loop_t *loop, const int *pexit_code, tun_main_opts *o,
+                 tun_app_files *files, tun_drv **pdrv);
 
 #endif /* TUN_MAIN_H */

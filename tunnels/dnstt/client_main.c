@@ -202,11 +202,6 @@ static int client_send(uint32_t chan, size_t res, const uint8_t *data,
                          (const struct sockaddr *)&app->resolver) < 0;
 }
 
-static uint64_t client_rand(void *user_data) {
-  (void)user_data;
-  return tun_app_random64();
-}
-
 static void client_finish(client_app *app, rp_tstamp now) {
   static char extra[CLIENT_EXTRA_LEN];
   const char *mode = app->ds.model == TUN_DRV_ORIGINAL ? "original"
@@ -248,16 +243,15 @@ static void client_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
                            const struct sockaddr *addr, unsigned flags) {
   worker_sock *ws = (worker_sock *)(void *)h;
   client_app *app = ws->app;
-  rp_tstamp now = uv_hrtime();
+  rp_tstamp now;
 
   (void)addr;
   (void)flags;
   if (nread <= 0 || app->finished || app->socks[ws->chan] != ws) {
     return;
   }
-  tun_drv_on_answer(app->drv, ws->chan, 0, (const uint8_t *)buf->base,
-                    (size_t)nread, now);
-  if (tun_drv_finished(app->drv)) {
+  if (tun_main_answer(app->drv, ws->chan, 0, (const uint8_t *)buf->base,
+                      (size_t)nread, &now)) {
     client_finish(app, now);
   }
 }
@@ -268,24 +262,22 @@ static void client_pool_answer(tun_pool *tp, uint64_t token,
                                const uint8_t *data, size_t len,
                                void *user_data) {
   client_app *app = user_data;
-  rp_tstamp now = uv_hrtime();
+  rp_tstamp now;
 
   (void)tp;
   if (app->finished || token >= app->ds.nworkers) {
     return;
   }
-  tun_drv_on_answer(app->drv, (uint32_t)token, 0, data, len, now);
-  if (tun_drv_finished(app->drv)) {
+  if (tun_main_answer(app->drv, (uint32_t)token, 0, data, len, &now)) {
     client_finish(app, now);
   }
 }
 
 static void client_on_tick(uv_timer_t *t) {
   client_app *app = t->data;
-  rp_tstamp now = uv_hrtime();
+  rp_tstamp now;
 
-  tun_drv_tick(app->drv, now);
-  if (tun_drv_finished(app->drv)) {
+  if (tun_main_tick(app->drv, &now)) {
     client_finish(app, now);
   }
 }
@@ -293,11 +285,8 @@ static void client_on_tick(uv_timer_t *t) {
 /* client_start starts the tick timer and the driver. */
 static void client_start(client_app *app) {
   rp_tstamp now = uv_hrtime();
-  uint64_t ms = tun_drv_tick_interval(app->drv) / RP_MILLISECONDS;
 
-  uv_timer_init(app->loop, &app->tick);
-  app->tick.data = app;
-  uv_timer_start(&app->tick, client_on_tick, ms, ms);
+  tun_main_tick_start(app->loop, &app->tick, app->drv, client_on_tick, app);
   tun_drv_start(app->drv, now);
   if (tun_drv_finished(app->drv)) {
     client_finish(app, now);
@@ -352,7 +341,7 @@ int main(int argc, char **argv) {
   static client_app app;
   tun_main_opts o;
   client_opts co = {0};
-  tun_drv_callbacks cb = {.send = client_send, .rand = client_rand};
+  tun_drv_callbacks cb = {.send = client_send, .rand = tun_main_drv_rand};
   tun_drv_settings *ds = &app.ds;
   int rv;
 
@@ -422,16 +411,7 @@ int main(int argc, char **argv) {
   } else {
     client_start(&app);
   }
-  uv_run(app.loop, UV_RUN_DEFAULT);
-  uv_loop_close(app.loop);
-  if (app.exit_code != 0) {
-    rv = app.exit_code;
-  } else {
-    rv = tun_main_xfer_ok(&o, tun_drv_xfer(app.drv)) ? 0 : 1;
-  }
-  tun_main_opts_free(&o);
-  tun_app_xfer_close_files(&app.files);
-  tun_drv_del(app.drv);
+  rv = tun_main_run(app.loop, &app.exit_code, &o, &app.files, &app.drv);
   free(app.socks);
   return rv;
 }

@@ -146,11 +146,6 @@ static int md_send(uint32_t chan, size_t res, const uint8_t *data, size_t len,
          0;
 }
 
-static uint64_t md_rand(void *user_data) {
-  (void)user_data;
-  return tun_app_random64();
-}
-
 static void md_finish(md_app *app, rp_tstamp now) {
   static char extra[MD_EXTRA_LEN];
   const tun_bal *bal = tun_drv_md_bal(app->drv);
@@ -220,16 +215,15 @@ static void md_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
                        const struct sockaddr *addr, unsigned flags) {
   md_res *r = h->data;
   md_app *app = r->app;
-  rp_tstamp now = uv_hrtime();
+  rp_tstamp now;
 
   (void)addr;
   (void)flags;
   if (nread <= 0 || app->finished) {
     return;
   }
-  tun_drv_on_answer(app->drv, (uint32_t)r->idx, r->idx,
-                    (const uint8_t *)buf->base, (size_t)nread, now);
-  if (tun_drv_finished(app->drv)) {
+  if (tun_main_answer(app->drv, (uint32_t)r->idx, r->idx,
+                      (const uint8_t *)buf->base, (size_t)nread, &now)) {
     md_finish(app, now);
   }
 }
@@ -239,24 +233,23 @@ static void md_on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
 static void md_pool_answer(tun_pool *tp, uint64_t token, const uint8_t *data,
                            size_t len, void *user_data) {
   md_app *app = user_data;
-  rp_tstamp now = uv_hrtime();
+  rp_tstamp now;
 
   (void)tp;
   if (app->finished || app->drv == NULL || token >= app->nres) {
     return;
   }
-  tun_drv_on_answer(app->drv, (uint32_t)token, (size_t)token, data, len, now);
-  if (tun_drv_finished(app->drv)) {
+  if (tun_main_answer(app->drv, (uint32_t)token, (size_t)token, data, len,
+                      &now)) {
     md_finish(app, now);
   }
 }
 
 static void md_on_tick(uv_timer_t *t) {
   md_app *app = t->data;
-  rp_tstamp now = uv_hrtime();
+  rp_tstamp now;
 
-  tun_drv_tick(app->drv, now);
-  if (tun_drv_finished(app->drv)) {
+  if (tun_main_tick(app->drv, &now)) {
     md_finish(app, now);
   }
 }
@@ -265,9 +258,8 @@ static void md_on_tick(uv_timer_t *t) {
    the MTU test and the tick timer. Returns 0 or the exit status
    (printed). */
 static int md_begin(md_app *app, const tun_main_opts *o) {
-  tun_drv_callbacks cb = {.send = md_send, .rand = md_rand};
+  tun_drv_callbacks cb = {.send = md_send, .rand = tun_main_drv_rand};
   rp_tstamp now = uv_hrtime();
-  uint64_t ms;
   size_t k;
   int rv;
 
@@ -304,10 +296,7 @@ static int md_begin(md_app *app, const tun_main_opts *o) {
       return 1;
     }
   }
-  ms = tun_drv_tick_interval(app->drv) / RP_MILLISECONDS;
-  uv_timer_init(app->loop, &app->tick);
-  app->tick.data = app;
-  uv_timer_start(&app->tick, md_on_tick, ms, ms);
+  tun_main_tick_start(app->loop, &app->tick, app->drv, md_on_tick, app);
   tun_drv_start(app->drv, now);
   return 0;
 }
@@ -434,25 +423,12 @@ int main(int argc, char **argv) {
   if (o.pool_mode) {
     md_pool_opts = &o;
     app.direct = !o.pool_udp;
-    app.exit_code = tun_main_pool_start(
-        &o, RP_KIND_MASTERDNS, &ds->domain,
-        o.have_check ? o.check_bytes : mo.ceiling, app.loop, md_pool_ready,
-        md_pool_answer, &app, &app.pool);
+    app.exit_code =
+        tun_main_pool_start(&o, RP_KIND_MASTERDNS, &ds->domain,
+                            o.have_check ? o.check_bytes : mo.ceiling, app.loop,
+                            md_pool_ready, md_pool_answer, &app, &app.pool);
   } else {
     app.exit_code = md_begin(&app, &o);
   }
-  uv_run(app.loop, UV_RUN_DEFAULT);
-  uv_loop_close(app.loop);
-  if (app.exit_code != 0) {
-    rv = app.exit_code;
-  } else {
-    rv = app.drv != NULL && !tun_drv_failed(app.drv) &&
-                 tun_main_xfer_ok(&o, tun_drv_xfer(app.drv))
-             ? 0
-             : 1;
-  }
-  tun_main_opts_free(&o);
-  tun_app_xfer_close_files(&app.files);
-  tun_drv_del(app.drv);
-  return rv;
+  return tun_main_run(app.loop, &app.exit_code, &o, &app.files, &app.drv);
 }

@@ -1,0 +1,102 @@
+/*
+ * arq_internal.h: the state of a tun_arq (arq.h), shared by the two
+ * files of the module: arq.c owns its life cycle, the send queue, the
+ * receive buffer, the input of frames and the timers; arq_out.c owns the
+ * building of frames (tun_arq_want_output, tun_arq_output, tun_arq_nack).
+ * Nothing outside those two files includes it.
+ */
+#ifndef TUN_ARQ_INTERNAL_H
+#define TUN_ARQ_INTERNAL_H
+
+#include "arq.h"
+
+typedef struct arq_sseg {
+  /* used is 1 while the slot holds an unacked segment. */
+  uint8_t used;
+  /* sacked is 1 once a selective ack covered it. */
+  uint8_t sacked;
+  /* resend is 1 when the segment must go out in the next frame. */
+  uint8_t resend;
+  /* nacked is 1 when the resend is for a known loss (no backoff). */
+  uint8_t nacked;
+  /* len is the payload length, bytes. */
+  uint16_t len;
+  /* xmit counts the sends. */
+  uint32_t xmit;
+  /* fastack counts frames that acked a later-sent segment. */
+  uint32_t fastack;
+  /* sent_at is the time of the last send. */
+  rp_tstamp sent_at;
+  /* tx_order numbers the last send among all sends of the arq. */
+  uint64_t tx_order;
+  /* rto is this segment's current timeout, ns. */
+  rp_duration rto;
+  /* data points to mss bytes in the arq's buffer. */
+  uint8_t *data;
+} arq_sseg;
+
+typedef struct arq_rseg {
+  /* present is 1 when the slot holds a received segment. */
+  uint8_t present;
+  /* len is the payload length, bytes. */
+  uint16_t len;
+  /* data points to peer_mss bytes in the arq's buffer. */
+  uint8_t *data;
+} arq_rseg;
+
+struct tun_arq {
+  tun_arq_settings s;
+  const rp_mem *mem;
+  /* block is the single allocation holding every buffer. */
+  void *block;
+  size_t block_len;
+  /* Send side. */
+  arq_sseg *sseg;
+  /* snd_una is the oldest unacked sequence number; snd_nxt the next new. */
+  uint32_t snd_una;
+  uint32_t snd_nxt;
+  /* peer_wnd is the window the peer last advertised, segments. */
+  uint32_t peer_wnd;
+  /* sndq is a ring of snd_buf bytes: head is the first queued byte. */
+  uint8_t *sndq;
+  size_t sndq_head;
+  size_t sndq_len;
+  /* Receive side. */
+  arq_rseg *rseg;
+  /* rd_sn is the first segment not fully read; rd_off the bytes read of
+     it; rcv_nxt the first segment not received. */
+  uint32_t rd_sn;
+  size_t rd_off;
+  uint32_t rcv_nxt;
+  /* rcv_hi is one past the highest segment received (no slot past it is
+     present: the sack walks no further). */
+  uint32_t rcv_hi;
+  /* tx_count numbers segment sends, for tx_order. */
+  uint64_t tx_count;
+  /* due_lb is a time before which no segment is due (see the notes). */
+  rp_tstamp due_lb;
+  /* ack_pending is 1 when data arrived since the last frame. */
+  int ack_pending;
+  /* Timers. */
+  rp_duration srtt;
+  rp_duration rttvar;
+  rp_duration rto;
+  tun_arq_stats st;
+};
+
+/* arq_rslot returns the receive slot of segment |sn|. */
+static inline arq_rseg *arq_rslot(tun_arq *arq, uint32_t sn) {
+  return &arq->rseg[sn % arq->s.rcv_wnd];
+}
+
+/* arq_sslot returns the send slot of segment |sn|. */
+static inline arq_sseg *arq_sslot(tun_arq *arq, uint32_t sn) {
+  return &arq->sseg[sn % arq->s.snd_wnd];
+}
+
+/* arq_rcv_free returns the free receive slots counted from rcv_nxt. */
+static inline uint32_t arq_rcv_free(const tun_arq *arq) {
+  return arq->rd_sn + arq->s.rcv_wnd - arq->rcv_nxt;
+}
+
+#endif /* TUN_ARQ_INTERNAL_H */

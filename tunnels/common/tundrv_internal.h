@@ -1,0 +1,187 @@
+/*
+ * tundrv_internal.h: the state of a tun_drv (tundrv.h), shared by the
+ * two files of the module: tundrv.c owns the life cycle, the DNSTT
+ * workers, the original dnstt model and the dispatch; tundrv_md.c owns
+ * the MasterDNS model (the MTU test, the probes and the slots' queries).
+ * Nothing outside those two files includes it.
+ */
+#ifndef TUN_DRV_INTERNAL_H
+#define TUN_DRV_INTERNAL_H
+
+#include "tundrv.h"
+
+#include "tunorig.h"
+#include "tunwire.h"
+
+/* DRV_WORKERS_TICK and DRV_MD_TICK are the timer periods of the DNSTT
+   models and of MD. */
+#define DRV_WORKERS_TICK (5 * RP_MILLISECONDS)
+#define DRV_MD_TICK (2 * RP_MILLISECONDS)
+/* DRV_TIMEOUT is the workers' default wait: past the server's 1 s hold
+   plus a round trip. */
+#define DRV_TIMEOUT (1500 * RP_MILLISECONDS)
+/* DRV_POOL_WORKERS is the default worker count. */
+#define DRV_POOL_WORKERS 300
+/* DRV_ORIG_BURST bounds the queries one pump of the original model
+   sends. */
+#define DRV_ORIG_BURST 512
+/* MD: the default slots, duplication and MTU ceiling. */
+#define DRV_MD_SLOTS 8
+#define DRV_MD_DUP 2
+#define DRV_MD_CEILING 500
+/* DRV_MD_PROBE_TRIES is how many probes of one size fail before a
+   smaller; DRV_MD_PROBE_TIMEOUT the wait for a probe's answer. */
+#define DRV_MD_PROBE_TRIES 2
+#define DRV_MD_PROBE_TIMEOUT RP_SECONDS
+/* DRV_MD_TIMEOUT_MIN, _MAX clamp a send's timeout; _INIT is used before
+   the resolver answered. */
+#define DRV_MD_TIMEOUT_MIN (50 * RP_MILLISECONDS)
+#define DRV_MD_TIMEOUT_MAX RP_SECONDS
+#define DRV_MD_TIMEOUT_INIT RP_SECONDS
+/* TUN_DRV_MD_MAX_SENDS bounds the MD sends tracked at once. */
+#define TUN_DRV_MD_MAX_SENDS 4096
+/* DRV_MTU_STEP_NUM / _DEN is the MTU test's step down. */
+#define DRV_MTU_STEP_NUM 3
+#define DRV_MTU_STEP_DEN 4
+
+/* drv_worker is one DNSTT worker. */
+typedef struct drv_worker {
+  /* waiting is 1 while a query is out; resting 1 after an error answer
+     until |deadline|. */
+  int waiting;
+  int resting;
+  /* deadline ends the wait or the rest. */
+  rp_tstamp deadline;
+  /* id is the DNS ID of the query out: an answer with another ID (to a
+     copy of an earlier query, from a pool) gives its data but does not
+     end the wait. */
+  uint16_t id;
+  /* opened is 1 once the worker's socket exists (a fresh one per send
+     when |fresh|). */
+  int opened;
+  /* sent lists the upload segments of the query out. */
+  tun_arq_sent sent;
+} drv_worker;
+
+/* drv_probe_stage: the MTU test tries the ceiling first; if it fails,
+   the floor tells a dead resolver from one that only drops large
+   answers, which then steps down from the ceiling by 3/4. */
+typedef enum drv_probe_stage {
+  DRV_PROBE_CEILING = 0,
+  DRV_PROBE_FLOOR,
+  DRV_PROBE_DESCEND
+} drv_probe_stage;
+
+/* drv_md_res is one MD resolver. */
+typedef struct drv_md_res {
+  /* mtu is the size its MTU test passed at, 0 while unknown or failed. */
+  uint16_t mtu;
+  int probing;
+  uint16_t probe_size;
+  uint16_t probe_nonce;
+  uint16_t probe_id;
+  int probe_tries;
+  int probe_stage;
+  rp_tstamp probe_deadline;
+  /* srtt and rttvar time its sends (RP_TSTAMP_UNSET: no sample). */
+  rp_duration srtt;
+  rp_duration rttvar;
+} drv_md_res;
+
+/* drv_md_send is one MD send in flight. */
+typedef struct drv_md_send {
+  int used;
+  size_t res;
+  uint16_t id;
+  size_t slot;
+  /* gen is the slot's generation when sent. */
+  uint64_t gen;
+  rp_tstamp sent_at;
+  rp_tstamp deadline;
+} drv_md_send;
+
+/* drv_md_slot is one MD slot. */
+typedef struct drv_md_slot {
+  int waiting;
+  int resting;
+  /* pending counts the sends of this generation still out. */
+  size_t pending;
+  uint64_t gen;
+  rp_tstamp rest_until;
+  tun_arq_sent sent;
+} drv_md_slot;
+
+struct tun_drv {
+  tun_drv_settings set;
+  tun_drv_callbacks cb;
+  void *user_data;
+  rp_mem mem;
+  tun_cli *cli;
+  tun_xfer xfer;
+  tun_drv_stats st;
+  int finished;
+  /* Workers and the original model. */
+  drv_worker *workers;
+  tun_orig orig;
+  /* MD. */
+  int running;
+  int failed;
+  uint16_t mtu;
+  tun_bal bal;
+  drv_md_res res[TUN_DRV_MAX_RESOLVERS];
+  drv_md_slot slots[TUN_DRV_MAX_SLOTS];
+  drv_md_send *sends;
+  size_t sends_hi;
+  uint8_t qbuf[TUN_WIRE_MAX_MSG];
+};
+
+/* drv_rand16 draws 16 bits from the driver's rand callback. */
+static inline uint16_t drv_rand16(tun_drv *d) {
+  return (uint16_t)d->cb.rand(d->user_data);
+}
+
+/* drv_send hands a query to the send callback, counting a failure. */
+static inline void drv_send(tun_drv *d, uint32_t chan, size_t res,
+                            const uint8_t *data, size_t len, uint32_t flags) {
+  if (d->cb.send(chan, res, data, len, flags, d->user_data) != 0) {
+    ++d->st.send_errors;
+  }
+}
+
+/* drv_progress pumps the transfer and ends the run when it is done. */
+static inline void drv_progress(tun_drv *d, rp_tstamp now) {
+  if (d->cli != NULL && !d->finished && tun_xfer_pump(&d->xfer, d->cli, now)) {
+    d->finished = 1;
+  }
+}
+
+/* drv_cli_new creates the driver's client session in |mode|, with the
+   download frames bounded by |down_limit|. Returns tun_cli_new's
+   result. */
+static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
+  tun_cli_settings cs;
+
+  tun_cli_settings_default(&cs, mode);
+  if (d->set.model == TUN_DRV_ORIGINAL) {
+    /* dnstt's KCP windows (turbotunnel.QueueSize / 2). */
+    cs.arq.snd_wnd = cs.arq.rcv_wnd = TUN_DRV_ORIG_WINDOW;
+  }
+  cs.domain = d->set.domain;
+  cs.sid = d->cb.rand(d->user_data);
+  cs.down_limit = down_limit;
+  return tun_cli_new(&d->cli, &cs, &d->mem);
+}
+
+/* tun_drv_md_start starts MD's MTU test at |now|. */
+void tun_drv_md_start(tun_drv *d, rp_tstamp now);
+
+/* tun_drv_md_answer takes an answer |data| of |len| bytes from resolver
+   |ri| (a probe's or a query's) at |now|. */
+void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
+                       rp_tstamp now);
+
+/* tun_drv_md_tick times out MD's probes and sends, rechecks disabled
+   resolvers and refills the slots at |now|. */
+void tun_drv_md_tick(tun_drv *d, rp_tstamp now);
+
+#endif /* TUN_DRV_INTERNAL_H */
