@@ -26,6 +26,7 @@
 #include "dns.h"
 #include "rp_test_client.h"
 #include "rp_test_tls.h"
+#include "test_tls_pool.h"
 
 #include <arpa/inet.h>
 #include <nghttp2/nghttp2.h>
@@ -251,11 +252,6 @@ static void log_cb(rp_log_level level, const char *line, void *ud) {
   }
 }
 
-static void closed_cb(rp_net_pool *np, void *ud) {
-  (void)np;
-  *(int *)ud = 1;
-}
-
 static void test_doh_statuses_reset_goaway(void **state) {
   rp_test_tls_server sv;
   uv_loop_t loop;
@@ -267,9 +263,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   rp_net_counters k;
   rp_net_resolver_info info;
   struct sockaddr_storage lis;
-  socklen_t lislen;
   char err[RP_CONFIG_ERRLEN], url[128];
-  int closed = 0;
   size_t i;
   (void)state;
   rp_test_tls_server_init(&sv, "doh");
@@ -289,15 +283,9 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
   cfg.tls_ca = strdup(sv.cert);
-  opts.config = &cfg;
   opts.log = log_cb;
   opts.log_level = RP_LOG_DEBUG;
-  assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
-  rp_config_free(&cfg);
-  rp_net_pool_get_address(np, &lis, &lislen);
-  rp_test_client_init(&c, &loop);
-  uv_timer_init(&loop, &guard);
-  uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
+  tls_pool_up(&np, &loop, &opts, &cfg, &lis, &c, &guard, guard_cb, GUARD_MS);
 
   /* A plain answer: the ID went out as 0 and came back as the client's. */
   rp_test_client_send(&c, (const struct sockaddr *)&lis, 1, "ok1.example");
@@ -369,12 +357,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(k.tls_handshakes, k.doh_goaways + 1);
   assert_int_equal(k.tls_failures, 0);
 
-  rp_net_pool_stop(np, closed_cb, &closed);
-  rp_test_client_close(&c);
-  uv_close((uv_handle_t *)&guard, NULL);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  assert_true(closed);
-  assert_int_equal(uv_loop_close(&loop), 0);
+  tls_pool_down(np, &c, &guard, &loop);
   rp_test_tls_server_stop(&sv);
 }
 

@@ -26,6 +26,7 @@
 #include "dns.h"
 #include "rp_test_client.h"
 #include "rp_test_tls.h"
+#include "test_tls_pool.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -166,11 +167,6 @@ static void guard_cb(uv_timer_t *t) {
   fail_msg("DoT test hung");
 }
 
-static void closed_cb(rp_net_pool *np, void *ud) {
-  (void)np;
-  *(int *)ud = 1;
-}
-
 static void test_dot_pipelined_out_of_order(void **state) {
   static const char json[] = "{\"pretest_domain\": \"\", \"duplicate\": 1}";
   server sv = {0};
@@ -182,9 +178,8 @@ static void test_dot_pipelined_out_of_order(void **state) {
   rp_net_pool *np = NULL;
   rp_net_counters k;
   struct sockaddr_storage lis;
-  socklen_t lislen;
   char err[RP_CONFIG_ERRLEN], url[128];
-  int closed = 0, done;
+  int done;
   uint16_t i;
   (void)state;
   rp_test_tls_server_init(&sv.tls, "dot");
@@ -197,13 +192,7 @@ static void test_dot_pipelined_out_of_order(void **state) {
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
   cfg.tls_ca = strdup(sv.tls.cert);
-  opts.config = &cfg;
-  assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
-  rp_config_free(&cfg);
-  rp_net_pool_get_address(np, &lis, &lislen);
-  rp_test_client_init(&c, &loop);
-  uv_timer_init(&loop, &guard);
-  uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
+  tls_pool_up(&np, &loop, &opts, &cfg, &lis, &c, &guard, guard_cb, GUARD_MS);
 
   /* Probation: one at a time until 8 answers. */
   for (i = 1; i <= 10; ++i) {
@@ -279,12 +268,7 @@ static void test_dot_pipelined_out_of_order(void **state) {
                 sv.connections);
   assert_int_equal(sv.connections, 3);
 
-  rp_net_pool_stop(np, closed_cb, &closed);
-  rp_test_client_close(&c);
-  uv_close((uv_handle_t *)&guard, NULL);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  assert_true(closed);
-  assert_int_equal(uv_loop_close(&loop), 0);
+  tls_pool_down(np, &c, &guard, &loop);
   rp_test_tls_server_stop(&sv.tls);
 }
 
