@@ -15,9 +15,6 @@
 
 #include <string.h>
 
-#define MS RP_MILLISECONDS
-#define S RP_SECONDS
-
 /* start_settings fills |set| with the defaults of the respool CLI
    without --kind (generic: duplicate 2, wait_for_token 1), as a user
    starts it; start starts the harness with them. */
