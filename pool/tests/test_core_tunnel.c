@@ -32,6 +32,17 @@ static void start(harness *h, uint64_t seed) {
   assert_int_equal(h_init(h, &set, seed), 0);
 }
 
+/* stale_settings is start_settings with settings.stale_caps |stale_caps|
+   and probation_strict |strict|, after checking that both are off by
+   default. */
+static void stale_settings(rp_settings *set, int stale_caps, int strict) {
+  start_settings(set);
+  assert_int_equal(set->stale_caps, 0);
+  assert_int_equal(set->probation_strict, 0);
+  set->stale_caps = stale_caps;
+  set->probation_strict = strict;
+}
+
 /* burst submits |n| queries |gap| apart from now. */
 static void burst(harness *h, int n, rp_duration gap) {
   int i;
@@ -100,11 +111,9 @@ static void stale_caps_run(int stale_caps, size_t *pncapped,
   rp_settings set;
   size_t i;
 
-  start_settings(&set);
-  assert_int_equal(set.stale_caps, 0);
+  stale_settings(&set, stale_caps, 0);
   /* The cap lines are INFO (the harness counts them, prints none). */
   set.log_level = RP_LOG_INFO;
-  set.stale_caps = stale_caps;
   assert_int_equal(h_init(&h, &set, 103), 0);
   h_add(&h, &(h_fake){.delay = 10 * MS, .hold = 1 * S});
   h_add(&h, &(h_fake){.delay = 60 * MS, .hold = 1 * S});
@@ -151,10 +160,7 @@ static void probation_strict_run(int strict, int stale_caps,
   rp_resolver_stats st;
   int i;
 
-  start_settings(&set);
-  assert_int_equal(set.probation_strict, 0);
-  set.stale_caps = stale_caps;
-  set.probation_strict = strict;
+  stale_settings(&set, stale_caps, strict);
   assert_int_equal(h_init(&h, &set, 101), 0);
   h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
   *pmax_inflight = 0;
