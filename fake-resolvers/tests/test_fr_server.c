@@ -170,16 +170,26 @@ static fr_spec spec(const char *text) {
   return s;
 }
 
+/* use_specs parses the |n| profile |texts| into |specs| and points
+   |cfg| at them. */
+static void use_specs(fr_server_config *cfg, fr_spec *specs,
+                      const char *const *texts, size_t n) {
+  size_t i;
+
+  for (i = 0; i < n; ++i) {
+    specs[i] = spec(texts[i]);
+  }
+  cfg->specs = specs;
+  cfg->nspecs = n;
+}
+
 static void test_fr_server_answer_mode(void **state) {
+  static const char *const texts[] = {"name=ans", "name=ref,rate=1,burst=1",
+                                      "name=dead,dead"};
   static ctx c;
   fr_spec specs[3];
   fr_server_config cfg = {
-      .mode = FR_MODE_ANSWER,
-      .upstream_timeout = RP_SECONDS,
-      .specs = specs,
-      .nspecs = 3,
-      .seed = 1,
-  };
+      .mode = FR_MODE_ANSWER, .upstream_timeout = RP_SECONDS, .seed = 1};
   /* A header that promises a question it does not carry. */
   const uint8_t header_only[RP_DNS_HEADER_LEN] = {0x12, 0x34, 0x01, 0, 0, 1,
                                                   0,    0,    0,    0, 0, 0};
@@ -187,9 +197,7 @@ static void test_fr_server_answer_mode(void **state) {
   const fr_counts *k;
   (void)state;
 
-  specs[0] = spec("name=ans");
-  specs[1] = spec("name=ref,rate=1,burst=1");
-  specs[2] = spec("name=dead,dead");
+  use_specs(&cfg, specs, texts, 3);
   ctx_start(&c, &cfg);
   send_query(&c, 0, 1, "a.example");
   send_query(&c, 0, 2, "b.example");
@@ -267,14 +275,11 @@ static void on_upstream_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
 static void test_fr_server_upstream_mode(void **state) {
   static ctx c;
   static uv_loop_t probe;
+  static const char *const texts[] = {"name=fw"};
   fr_spec specs[1];
-  fr_server_config cfg = {
-      .mode = FR_MODE_UPSTREAM,
-      .upstream_timeout = UPSTREAM_TIMEOUT,
-      .specs = specs,
-      .nspecs = 1,
-      .seed = 2,
-  };
+  fr_server_config cfg = {.mode = FR_MODE_UPSTREAM,
+                          .upstream_timeout = UPSTREAM_TIMEOUT,
+                          .seed = 2};
   struct sockaddr_in any;
   uv_udp_t up;
   int alen = sizeof(cfg.upstream);
@@ -284,7 +289,7 @@ static void test_fr_server_upstream_mode(void **state) {
   /* The upstream socket must exist before the server: bind it on its own
      loop first, then move its address into the config. A second socket
      on the test's loop takes the same port. */
-  specs[0] = spec("name=fw");
+  use_specs(&cfg, specs, texts, 1);
   uv_ip4_addr("127.0.0.1", 0, &any);
   assert_int_equal(uv_loop_init(&probe), 0);
   uv_udp_init(&probe, &up);

@@ -4,9 +4,6 @@
  */
 #include "test_core_harness.h"
 
-#define MS RP_MILLISECONDS
-#define S RP_SECONDS
-
 static void start(harness *h, int wait, uint64_t seed) {
   rp_settings set;
 
@@ -307,7 +304,6 @@ static void test_core_caps_three_limited(void **state) {
   assert_true(rate > 65.0);
   h_free(&h);
 }
-
 
 /* rate_after runs |h| at |qps| for |warm|, then for 10 s, and returns
    the client's delivered answers per second over those 10 s. */

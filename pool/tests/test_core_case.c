@@ -13,9 +13,6 @@
 
 #include "case.h"
 
-#define MS RP_MILLISECONDS
-#define S RP_SECONDS
-
 /* ---------------------------------------------------------------- */
 /* Helpers                                                            */
 /* ---------------------------------------------------------------- */
@@ -112,12 +109,35 @@ static void rec_deliver(harness *h, const rp_client *client,
   }
 }
 
+/* start starts |h| with |set| (NULL: h_default_settings) and seed
+   |seed|, recording its sends and deliveries into |r|. */
 static void start(harness *h, rec *r, const rp_settings *set, uint64_t seed) {
+  rp_settings def;
+
+  if (set == NULL) {
+    h_default_settings(&def);
+    set = &def;
+  }
   assert_int_equal(h_init(h, set, seed), 0);
   memset(r, 0, sizeof(*r));
   h->send_hook = rec_send;
   h->deliver_hook = rec_deliver;
   h->hook_data = r;
+}
+
+/* assert_clean asserts that no query of |h| failed and that none was
+   delivered in a case other than the client's (|r|). */
+static void assert_clean(const harness *h, const rec *r) {
+  assert_int_equal(r->wrong_case, 0);
+  assert_int_equal(h->failed, 0);
+}
+
+/* assert_case_stats asserts resolver |i|'s case_fallback and
+   case_mismatches counters. */
+static void assert_case_stats(harness *h, size_t i, uint64_t fallback,
+                              uint64_t mismatches) {
+  assert_int_equal(h_rstats(h, i).case_fallback, fallback);
+  assert_int_equal(h_rstats(h, i).case_mismatches, mismatches);
 }
 
 /* case_differs returns 1 if |a| and |b| are the same name in another
@@ -528,8 +548,7 @@ static void test_core_case_untouched(void **state) {
     h_free(&h);
   }
   /* Generic on: the stream retry of a truncated answer, and PTR. */
-  h_default_settings(&set);
-  start(&h, &r, &set, 6);
+  start(&h, &r, NULL, 6);
   h_add(&h, &(h_fake){.delay = 10 * MS,
                       .truncate = 1,
                       .flags = RP_RESOLVER_TCP_FALLBACK});
@@ -622,8 +641,7 @@ static void test_core_case_auto_kind(void **state) {
       assert_true(differ + 3 >= r.nsends - before);
       assert_int_equal(h.delivered, 1123);
     }
-    assert_int_equal(r.wrong_case, 0);
-    assert_int_equal(h.failed, 0);
+    assert_clean(&h, &r);
     h_free(&h);
   }
 }
@@ -635,12 +653,10 @@ static void test_core_case_auto_kind(void **state) {
 static void test_core_case_wrong_case_rejected(void **state) {
   static harness h;
   static rec r;
-  rp_settings set;
   rp_pool_stats ps;
 
   (void)state;
-  h_default_settings(&set);
-  start(&h, &r, &set, 31);
+  start(&h, &r, NULL, 31);
   h_add(&h, &(h_fake){.delay = 50 * MS});
   h_submit(&h);
   assert_int_equal(r.nsends, 1);
@@ -662,10 +678,8 @@ static void test_core_case_wrong_case_rejected(void **state) {
   h_step_to(&h, h.now + 1 * S);
   assert_int_equal(h.delivered, 1);
   assert_int_equal(r.forged, 0);
-  assert_int_equal(r.wrong_case, 0);
-  assert_int_equal(h.failed, 0);
-  assert_int_equal(h_rstats(&h, 0).case_fallback, 0);
-  assert_int_equal(h_rstats(&h, 0).case_mismatches, 2);
+  assert_clean(&h, &r);
+  assert_case_stats(&h, 0, 0, 2);
   assert_int_equal(h_rstats(&h, 0).dropped, 0);
   assert_int_equal(h_pstats(&h).inflight, 0);
   h_free(&h);
@@ -678,13 +692,11 @@ static void test_core_case_wrong_case_rejected(void **state) {
 static void test_core_case_folding_resolver(void **state) {
   static harness h;
   static rec r;
-  rp_settings set;
   rp_resolver_stats rs;
   rp_tstamp first_answer;
 
   (void)state;
-  h_default_settings(&set);
-  start(&h, &r, &set, 41);
+  start(&h, &r, NULL, 41);
   h_add(&h, &(h_fake){.delay = 20 * MS, .fold_case = 1});
   h_submit(&h);
   h_step_to(&h, h.now + 1 * S);
@@ -706,8 +718,7 @@ static void test_core_case_folding_resolver(void **state) {
   h_run(&h, 5 * S, 50.0);
   h_step_to(&h, h.now + 3 * S);
   assert_int_equal(h.delivered, h.qn);
-  assert_int_equal(h.failed, 0);
-  assert_int_equal(r.wrong_case, 0);
+  assert_clean(&h, &r);
   {
     /* Fallen back, it still gets 0x20 names. */
     size_t k, differ = 0;
@@ -731,18 +742,15 @@ static void test_core_case_folding_resolver(void **state) {
   h_free(&h);
 
   /* A folding and a keeping resolver. */
-  h_default_settings(&set);
-  start(&h, &r, &set, 43);
+  start(&h, &r, NULL, 43);
   h_add(&h, &(h_fake){.delay = 20 * MS, .fold_case = 1});
   h_add(&h, &(h_fake){.delay = 20 * MS});
   h_run(&h, 5 * S, 100.0);
   h_step_to(&h, h.now + 3 * S);
   assert_int_equal(h.delivered, h.qn);
-  assert_int_equal(h.failed, 0);
-  assert_int_equal(r.wrong_case, 0);
+  assert_clean(&h, &r);
   assert_int_equal(h_rstats(&h, 0).case_fallback, 1);
-  assert_int_equal(h_rstats(&h, 1).case_fallback, 0);
-  assert_int_equal(h_rstats(&h, 1).case_mismatches, 0);
+  assert_case_stats(&h, 1, 0, 0);
   assert_int_equal(h_pstats(&h).case_fallbacks, 1);
   h_free(&h);
 }
@@ -754,13 +762,11 @@ static void test_core_case_folding_resolver(void **state) {
 static void test_core_case_forger_no_fallback(void **state) {
   static harness h;
   static rec r;
-  rp_settings set;
   static uint8_t done[600];
   size_t seen = 0, forged = 0, k;
 
   (void)state;
-  h_default_settings(&set);
-  start(&h, &r, &set, 51);
+  start(&h, &r, NULL, 51);
   h_add(&h, &(h_fake){.delay = 30 * MS});
   for (int i = 0; i < 500; ++i) {
     h_submit(&h);
@@ -781,8 +787,7 @@ static void test_core_case_forger_no_fallback(void **state) {
   assert_int_equal(forged, 500);
   assert_int_equal(h.delivered, 500);
   assert_int_equal(r.forged, 0);
-  assert_int_equal(r.wrong_case, 0);
-  assert_int_equal(h.failed, 0);
+  assert_clean(&h, &r);
   assert_int_equal(h_rstats(&h, 0).case_fallback, 0);
   assert_int_equal(h_pstats(&h).case_fallbacks, 0);
   assert_true(h_pstats(&h).spoofed >= 500);

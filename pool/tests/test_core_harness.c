@@ -129,6 +129,20 @@ static uint64_t h_qn_of(const uint8_t *data, size_t len) {
   return n;
 }
 
+/* h_refuse answers |e|, made for the query |data| of |len| to fake |f|,
+   REFUSED after |delay|, and counts it. */
+static void h_refuse(harness *h, h_fake *f, h_event *e, const uint8_t *data,
+                     size_t len, rp_duration delay) {
+  rp_ssize n = rp_dns_build_error(e->buf, sizeof(e->buf), data, len,
+                                  RP_DNS_RCODE_REFUSED);
+
+  assert_true(n > 0);
+  ++f->refused;
+  e->len = (size_t)n;
+  e->at = h->now + delay;
+  h_push(h, e);
+}
+
 static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
                      const uint8_t *data, size_t len, uint32_t flags,
                      rp_tstamp now, void *ud) {
@@ -215,13 +229,7 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
         test_free(e);
         return 0;
       }
-      ++f->refused;
-      n = rp_dns_build_error(e->buf, sizeof(e->buf), data, len,
-                             RP_DNS_RCODE_REFUSED);
-      assert_true(n > 0);
-      e->len = (size_t)n;
-      e->at = h->now + delay;
-      h_push(h, e);
+      h_refuse(h, f, e, data, len, delay);
       return 0;
     }
     f->tokens -= 1.0;
@@ -233,13 +241,7 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
   }
   if (f->refuse && h->now >= f->refuse_from &&
       (f->refuse_until == 0 || h->now < f->refuse_until)) {
-    ++f->refused;
-    n = rp_dns_build_error(e->buf, sizeof(e->buf), data, len,
-                           RP_DNS_RCODE_REFUSED);
-    assert_true(n > 0);
-    e->len = (size_t)n;
-    e->at = h->now + delay;
-    h_push(h, e);
+    h_refuse(h, f, e, data, len, delay);
     return 0;
   }
   if (f->jitter > 0) {

@@ -24,6 +24,10 @@
 #include "dns.h"
 #include "rp_test_mem.h"
 
+/* MS and S are the fake clock's usual steps in the harness tests. */
+#define MS RP_MILLISECONDS
+#define S RP_SECONDS
+
 /* H_MAX_FAKES: room for a thousand dead resolvers listed unchecked beside
    a few live ones (test_core_select_unproven_dead). */
 #define H_MAX_FAKES 1056

@@ -35,6 +35,38 @@ static void answer_at_rate(rp_ratelim *rl, rp_tstamp *now, double qps,
   }
 }
 
+/* warm_up starts |rl| afresh and feeds it |qps| answers/s for 4 s from
+   |*now|, a rate window's worth, advancing |*now|. */
+static void warm_up(rp_ratelim *rl, rp_tstamp *now, double qps) {
+  rp_ratelim_init(rl);
+  answer_at_rate(rl, now, qps, 4 * S);
+}
+
+/* capped_at is warm_up then one refusal at |*now| of a try sent then:
+   the first cap, 1.2 x about |qps|. */
+static void capped_at(rp_ratelim *rl, rp_tstamp *now, double qps) {
+  warm_up(rl, now, qps);
+  rp_ratelim_on_refusal(rl, &set, *now, *now);
+}
+
+/* answer_then_update feeds |qps| answers/s for |d| (answer_at_rate),
+   then marks a query held back at the end and updates the cap, as the
+   pool does when the cap held one back. */
+static void answer_then_update(rp_ratelim *rl, rp_tstamp *now, double qps,
+                               rp_duration d) {
+  answer_at_rate(rl, now, qps, d);
+  rl->last_held_back = *now;
+  rp_ratelim_update(rl, &set, *now);
+}
+
+/* answer_held is answer_then_update with a query held back at the start
+   too: the cap held queries back all along. */
+static void answer_held(rp_ratelim *rl, rp_tstamp *now, double qps,
+                        rp_duration d) {
+  rl->last_held_back = *now;
+  answer_then_update(rl, now, qps, d);
+}
+
 /* drops applies |n| overtaken drops of tries sent at |sent|, one per
    100 ms bucket from |*pnow| (left at the last), and returns the last
    result; |*pnloss| sums their losses. */
@@ -77,8 +109,7 @@ static void test_core_ratelim_refusal_cap(void **state) {
   double rate;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 25, 4 * S);
+  warm_up(&rl, &now, 25);
   rate = rp_ratelim_rate(&rl, &set, now);
   assert_int_equal(rp_ratelim_on_refusal(&rl, &set, now - 10 * MS, now), 1);
   assert_true(rl.cap > 1.2 * rate - 0.5 && rl.cap < 1.2 * rate + 0.5);
@@ -126,9 +157,7 @@ static void test_core_ratelim_overflow_grace(void **state) {
   double cap;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 40, 4 * S);
-  rp_ratelim_on_refusal(&rl, &set, now, now);
+  capped_at(&rl, &now, 40);
   cap = rl.cap;
   capped = now;
   now += 500 * MS;
@@ -161,8 +190,7 @@ static void test_core_ratelim_drop(void **state) {
 
   (void)state;
   set.early_drop_loss = 0;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 8, 4 * S);
+  warm_up(&rl, &now, 8);
   assert_int_equal(
       drops(&rl, set.loss_verdict_drops - 1, now - 2 * S, &now, &n), 0);
   assert_true(rl.cap == 0.0);
@@ -199,8 +227,7 @@ static void test_core_ratelim_early_drop_loss(void **state) {
   assert_int_equal(set.early_drop_loss, 2);
   /* Rule 2. 8 answers/s: about 24 in the window, so the first drop is
      4 % of the tries (over random_min_share, under drop_min_share). */
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 8, 4 * S);
+  warm_up(&rl, &now, 8);
   for (i = 0; i < set.loss_verdict_drops + 2; ++i) {
     assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n),
                      0);
@@ -219,9 +246,8 @@ static void test_core_ratelim_early_drop_loss(void **state) {
   assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - MS, 1, now, &n), 0);
   assert_int_equal(n, 0);
   /* One drop in about a thousand answers: no loss. */
-  rp_ratelim_init(&rl);
   now = 0;
-  answer_at_rate(&rl, &now, 400, 4 * S);
+  warm_up(&rl, &now, 400);
   for (i = 0; i + 1 < set.loss_verdict_drops; ++i) {
     now += RP_RATELIM_BUCKET;
     rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n);
@@ -231,9 +257,8 @@ static void test_core_ratelim_early_drop_loss(void **state) {
   /* Rule 1: the first drop (4 %) is not counted, the next three are;
      the fifth, in another bucket, starts the episode. */
   set.early_drop_loss = 1;
-  rp_ratelim_init(&rl);
   now = 0;
-  answer_at_rate(&rl, &now, 8, 4 * S);
+  warm_up(&rl, &now, 8);
   for (i = 0; i + 1 < set.loss_verdict_drops; ++i) {
     now += RP_RATELIM_BUCKET;
     assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n),
@@ -251,9 +276,8 @@ static void test_core_ratelim_early_drop_loss(void **state) {
   assert_true(rl.cap > 0.0);
   assert_int_equal(rl.pending, 2);
   /* Rule 1 within one bucket: past loss_verdict_drops they wait. */
-  rp_ratelim_init(&rl);
   now = 0;
-  answer_at_rate(&rl, &now, 8, 4 * S);
+  warm_up(&rl, &now, 8);
   early = 0;
   for (i = 0; i < set.loss_verdict_drops + 2; ++i) {
     assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 1, now, &n),
@@ -265,9 +289,8 @@ static void test_core_ratelim_early_drop_loss(void **state) {
 
   /* Rule 0: nothing counted before the episode. */
   set.early_drop_loss = 0;
-  rp_ratelim_init(&rl);
   now = 0;
-  answer_at_rate(&rl, &now, 8, 4 * S);
+  warm_up(&rl, &now, 8);
   assert_int_equal(
       drops(&rl, set.loss_verdict_drops - 1, now - 2 * S, &now, &n), 0);
   assert_int_equal(n, 0);
@@ -285,8 +308,7 @@ static void test_core_ratelim_drop_forgiven(void **state) {
 
   (void)state;
   set.early_drop_loss = 0;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 8, 4 * S);
+  warm_up(&rl, &now, 8);
   drops(&rl, set.loss_verdict_drops + 1, now - 2 * S, &now, &n);
   assert_int_equal(rl.pending, set.loss_verdict_drops + 1);
   assert_true(rl.cap > 0.0);
@@ -462,8 +484,7 @@ static void test_core_ratelim_not_overtaken(void **state) {
   uint32_t n;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 40, 4 * S);
+  warm_up(&rl, &now, 40);
   assert_int_equal(rp_ratelim_on_drop(&rl, &set, now - 2 * S, 0, now, &n), 0);
   assert_true(rl.cap == 0.0);
   assert_int_equal(n, 1);
@@ -481,15 +502,10 @@ static void test_core_ratelim_quiet_step(void **state) {
   rp_tstamp now = 0;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 100, 4 * S);
-  rp_ratelim_on_refusal(&rl, &set, now, now);
+  capped_at(&rl, &now, 100);
   assert_true(rl.cap > 110.0);
   /* Quiet: few answers for 5 s, the cap still held queries back. */
-  rl.last_held_back = now;
-  answer_at_rate(&rl, &now, 5, 5 * S);
-  rl.last_held_back = now;
-  rp_ratelim_update(&rl, &set, now);
+  answer_held(&rl, &now, 5, 5 * S);
   {
     double before = rl.cap;
 
@@ -507,25 +523,16 @@ static void test_core_ratelim_growth(void **state) {
   double cap;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 20, 4 * S);
-  rp_ratelim_on_refusal(&rl, &set, now, now);
+  capped_at(&rl, &now, 20);
   cap = rl.cap;
   /* Within trouble_recent (2 s): no growth. */
-  rl.last_held_back = now;
-  answer_at_rate(&rl, &now, 20, 1 * S);
-  rl.last_held_back = now;
-  rp_ratelim_update(&rl, &set, now);
+  answer_held(&rl, &now, 20, 1 * S);
   assert_true(rl.cap < cap * 1.01);
   /* Then growth. */
   now += 1500 * MS;
-  answer_at_rate(&rl, &now, 20, 1 * S);
-  rl.last_held_back = now;
-  rp_ratelim_update(&rl, &set, now);
+  answer_then_update(&rl, &now, 20, 1 * S);
   cap = rl.cap;
-  answer_at_rate(&rl, &now, 20, 1 * S);
-  rl.last_held_back = now;
-  rp_ratelim_update(&rl, &set, now);
+  answer_then_update(&rl, &now, 20, 1 * S);
   assert_true(rl.cap > cap * 1.08 && rl.cap < cap * 1.12);
 }
 
@@ -535,9 +542,7 @@ static void test_core_ratelim_lift(void **state) {
   rp_tstamp now = 0;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 20, 4 * S);
-  rp_ratelim_on_refusal(&rl, &set, now, now);
+  capped_at(&rl, &now, 20);
   assert_true(rl.cap > 0.0);
   rl.last_held_back = now + 1 * S;
   now += 2 * S;
@@ -559,9 +564,7 @@ static void test_core_ratelim_lifted_remembered(void **state) {
   double cap;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 30, 4 * S);
-  rp_ratelim_on_refusal(&rl, &set, now, now);
+  capped_at(&rl, &now, 30);
   cap = rl.cap;
   assert_true(cap > 30.0);
   /* Idle: one answer a second, nothing held back, no trouble: lifted. */
@@ -585,9 +588,7 @@ static void test_core_ratelim_two_second_raise(void **state) {
   rp_tstamp now = 0;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 20, 4 * S);
-  rp_ratelim_on_refusal(&rl, &set, now, now);
+  capped_at(&rl, &now, 20);
   assert_true(rl.cap < 25.0);
   /* Start on a whole second, then 40/s for two whole seconds. */
   now = (now / S + 1) * S;
@@ -604,9 +605,7 @@ static void test_core_ratelim_bucket(void **state) {
   int n = 0;
 
   (void)state;
-  rp_ratelim_init(&rl);
-  answer_at_rate(&rl, &now, 50, 4 * S);
-  rp_ratelim_on_refusal(&rl, &set, now, now);
+  capped_at(&rl, &now, 50);
   /* cap 60: a token every 16.7 ms. */
   at = rp_ratelim_next_token(&rl);
   assert_true(at > now + 16 * MS && at < now + 18 * MS);

@@ -6,9 +6,7 @@
 
 #include <stdio.h>
 
-#define MS RP_MILLISECONDS
 #define US RP_MICROSECONDS
-#define S RP_SECONDS
 
 static double share(const harness *h, size_t i) {
   size_t k;

@@ -46,24 +46,51 @@ static rp_dns_question question(const char *first, const char *rest,
   return q;
 }
 
+/* label_fn writes the first label of name |i| (at most 63 characters)
+   into |label|, drawing from |*px|. */
+typedef void label_fn(char *label, int i, uint32_t *px);
+
+/* feed_names starts |s| afresh and feeds it RP_SENSE_QUERIES TXT
+   questions under |zone|, the first label of each written by |make|
+   with draws seeded by |seed|. Unless |done| is NULL, |done[i]| gets
+   what the feed of name |i| returned. */
+static void feed_names(rp_sense *s, label_fn *make, uint32_t seed,
+                       const char *zone, int *done) {
+  char label[64];
+  uint32_t x = seed;
+  int i;
+
+  rp_sense_init(s);
+  for (i = 0; i < RP_SENSE_QUERIES; ++i) {
+    rp_dns_question q;
+    int rv;
+
+    make(label, i, &x);
+    q = question(label, zone, RP_DNS_TYPE_TXT);
+    rv = rp_sense_feed(s, &q);
+    if (done) {
+      done[i] = rv;
+    }
+  }
+}
+
 /* MasterDnsVPN's data names: 18 characters of base36 under its domain
    (a session prefix shared, the rest varying). About one label in eight
    has none of 0, 1, 8, 9: still masterdns, at the 32nd name looked at. */
+static void masterdns_label(char *label, int i, uint32_t *px) {
+  (void)i;
+  memcpy(label, "7mz3m77e9ky", 11);
+  random_label(label + 11, 7, k_base36, px);
+}
+
 static void test_sense_base36_is_masterdns(void **state) {
   rp_sense s;
-  uint32_t x = 7;
-  char label[64];
-  int i, done = 0;
+  int i, done[RP_SENSE_QUERIES];
 
   (void)state;
-  rp_sense_init(&s);
+  feed_names(&s, masterdns_label, 7, "v.example.com", done);
   for (i = 0; i < RP_SENSE_QUERIES; ++i) {
-    rp_dns_question q;
-    memcpy(label, "7mz3m77e9ky", 11);
-    random_label(label + 11, 7, k_base36, &x);
-    q = question(label, "v.example.com", RP_DNS_TYPE_TXT);
-    done = rp_sense_feed(&s, &q);
-    assert_int_equal(done, i == RP_SENSE_QUERIES - 1);
+    assert_int_equal(done[i], i == RP_SENSE_QUERIES - 1);
   }
   assert_int_equal(s.state, RP_SENSE_DONE);
   assert_int_equal(s.kind, RP_KIND_MASTERDNS);
@@ -79,25 +106,20 @@ static void test_sense_base36_is_masterdns(void **state) {
 /* dnstt's names: base32 of the client ID and the data, 63-character
    labels (the last shorter): never a 0, 1, 8 or 9. Upper case (a
    resolver's 0x20 or a client's) counts the same. */
+static void dnstt_label(char *label, int i, uint32_t *px) {
+  memcpy(label, "j6r5hluc45zn", 12);
+  random_label(label + 12, (size_t)(i % 2 ? 51 : 16), k_base32, px);
+  if (i % 3 == 0) {
+    label[0] = 'J';
+    label[5] = 'L';
+  }
+}
+
 static void test_sense_base32_is_dnstt(void **state) {
   rp_sense s;
-  uint32_t x = 11;
-  char label[64];
-  int i;
 
   (void)state;
-  rp_sense_init(&s);
-  for (i = 0; i < RP_SENSE_QUERIES; ++i) {
-    rp_dns_question q;
-    memcpy(label, "j6r5hluc45zn", 12);
-    random_label(label + 12, (size_t)(i % 2 ? 51 : 16), k_base32, &x);
-    if (i % 3 == 0) {
-      label[0] = 'J';
-      label[5] = 'L';
-    }
-    q = question(label, "t.example.com", RP_DNS_TYPE_TXT);
-    rp_sense_feed(&s, &q);
-  }
+  feed_names(&s, dnstt_label, 11, "t.example.com", NULL);
   assert_int_equal(s.state, RP_SENSE_DONE);
   assert_int_equal(s.kind, RP_KIND_DNSTT);
   assert_int_equal(s.base36, 0);
@@ -135,24 +157,19 @@ static void test_sense_stub_gives_up(void **state) {
 
 /* Mixed: a quarter of the names base36, the rest base32. Neither tunnel
    writes that, so there is no verdict: generic. */
+static void mixed_label(char *label, int i, uint32_t *px) {
+  if (i % 4 == 0) {
+    random_label(label, 20, "0189", px);
+  } else {
+    random_label(label, 20, k_base32, px);
+  }
+}
+
 static void test_sense_mixed_no_verdict(void **state) {
   rp_sense s;
-  uint32_t x = 3;
-  char label[64];
-  int i;
 
   (void)state;
-  rp_sense_init(&s);
-  for (i = 0; i < RP_SENSE_QUERIES; ++i) {
-    rp_dns_question q;
-    if (i % 4 == 0) {
-      random_label(label, 20, "0189", &x);
-    } else {
-      random_label(label, 20, k_base32, &x);
-    }
-    q = question(label, "t.example", RP_DNS_TYPE_TXT);
-    rp_sense_feed(&s, &q);
-  }
+  feed_names(&s, mixed_label, 3, "t.example", NULL);
   assert_int_equal(s.state, RP_SENSE_DONE);
   assert_int_equal(s.kind, RP_KIND_GENERIC);
   assert_int_equal(s.base36, RP_SENSE_QUERIES / 4);

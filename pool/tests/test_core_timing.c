@@ -6,9 +6,6 @@
 
 #include <string.h>
 
-#define MS RP_MILLISECONDS
-#define S RP_SECONDS
-
 static void start(harness *h, uint32_t dup, uint64_t seed) {
   rp_settings set;
 

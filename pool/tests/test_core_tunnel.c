@@ -15,9 +15,6 @@
 
 #include <string.h>
 
-#define MS RP_MILLISECONDS
-#define S RP_SECONDS
-
 /* start_settings fills |set| with the defaults of the respool CLI
    without --kind (generic: duplicate 2, wait_for_token 1), as a user
    starts it; start starts the harness with them. */
@@ -33,6 +30,17 @@ static void start(harness *h, uint64_t seed) {
 
   start_settings(&set);
   assert_int_equal(h_init(h, &set, seed), 0);
+}
+
+/* stale_settings is start_settings with settings.stale_caps |stale_caps|
+   and probation_strict |strict|, after checking that both are off by
+   default. */
+static void stale_settings(rp_settings *set, int stale_caps, int strict) {
+  start_settings(set);
+  assert_int_equal(set->stale_caps, 0);
+  assert_int_equal(set->probation_strict, 0);
+  set->stale_caps = stale_caps;
+  set->probation_strict = strict;
 }
 
 /* burst submits |n| queries |gap| apart from now. */
@@ -103,11 +111,9 @@ static void stale_caps_run(int stale_caps, size_t *pncapped,
   rp_settings set;
   size_t i;
 
-  start_settings(&set);
-  assert_int_equal(set.stale_caps, 0);
+  stale_settings(&set, stale_caps, 0);
   /* The cap lines are INFO (the harness counts them, prints none). */
   set.log_level = RP_LOG_INFO;
-  set.stale_caps = stale_caps;
   assert_int_equal(h_init(&h, &set, 103), 0);
   h_add(&h, &(h_fake){.delay = 10 * MS, .hold = 1 * S});
   h_add(&h, &(h_fake){.delay = 60 * MS, .hold = 1 * S});
@@ -154,10 +160,7 @@ static void probation_strict_run(int strict, int stale_caps,
   rp_resolver_stats st;
   int i;
 
-  start_settings(&set);
-  assert_int_equal(set.probation_strict, 0);
-  set.stale_caps = stale_caps;
-  set.probation_strict = strict;
+  stale_settings(&set, stale_caps, strict);
   assert_int_equal(h_init(&h, &set, 101), 0);
   h_add(&h, &(h_fake){.delay = 200 * RP_MICROSECONDS, .hold = 1 * S});
   *pmax_inflight = 0;

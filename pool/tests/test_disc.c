@@ -80,6 +80,22 @@ static void guard_cb(uv_timer_t *t) {
   fail_msg("discovery test hung");
 }
 
+/* run_disc starts the discovery |x->d| on |loop| with |o| (its
+   user_data set to |x|) under a guard timer |guard|, and runs the loop
+   until the discovery closed. The case closes |guard|. */
+static void run_disc(rec *x, uv_loop_t *loop, rp_disc_options *o,
+                     uv_timer_t *guard) {
+  char err[RP_CONFIG_ERRLEN];
+
+  o->user_data = x;
+  assert_int_equal(rp_disc_start(&x->d, loop, o, err, sizeof(err)), 0);
+  uv_timer_init(loop, guard);
+  uv_timer_start(guard, guard_cb, GUARD_MS, 0);
+  while (!x->closed) {
+    uv_run(loop, UV_RUN_ONCE);
+  }
+}
+
 /* bind_udp binds a UDP socket of |loop| on 127.0.0.1 and returns its
    port. */
 static uint16_t bind_udp(uv_loop_t *loop, uv_udp_t *u) {
@@ -110,7 +126,6 @@ static void test_disc_silent_bounded(void **state) {
   rp_disc_options o = {
       .config = &cfg, .on_found = on_found, .on_done = on_done};
   rec x = {0};
-  char err[RP_CONFIG_ERRLEN];
   FILE *f;
   int fd, i;
   (void)state;
@@ -130,13 +145,7 @@ static void test_disc_silent_bounded(void **state) {
   fprintf(f, "  127.0.0.1:%u  # a duplicate\n", first_port);
   fclose(f);
   cfg.list_file = path;
-  o.user_data = &x;
-  assert_int_equal(rp_disc_start(&x.d, &loop, &o, err, sizeof(err)), 0);
-  uv_timer_init(&loop, &guard);
-  uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
-  while (!x.closed) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
+  run_disc(&x, &loop, &o, &guard);
   assert_int_equal(x.done, 1);
   assert_int_equal(x.stats.candidates, NSILENT);
   assert_int_equal(x.stats.skipped, 2);
@@ -198,7 +207,6 @@ static void test_disc_order_and_pass(void **state) {
                        .on_result = on_result,
                        .on_done = on_done};
   rec x = {0};
-  char err[RP_CONFIG_ERRLEN];
   uint16_t sp, rport;
   (void)state;
   uv_loop_init(&loop);
@@ -219,13 +227,7 @@ static void test_disc_order_and_pass(void **state) {
   o.first = first;
   o.nfirst = 1;
   o.resolv_conf = sys;
-  o.user_data = &x;
-  assert_int_equal(rp_disc_start(&x.d, &loop, &o, err, sizeof(err)), 0);
-  uv_timer_init(&loop, &guard);
-  uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
-  while (!x.closed) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
+  run_disc(&x, &loop, &o, &guard);
   /* saved (silent), system (unreachable), list: the silent one again is a
      duplicate, then the responder passes and the run ends. */
   assert_int_equal(x.stats.candidates, 3);

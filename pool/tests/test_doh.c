@@ -26,6 +26,7 @@
 #include "dns.h"
 #include "rp_test_client.h"
 #include "rp_test_tls.h"
+#include "test_tls_pool.h"
 
 #include <arpa/inet.h>
 #include <nghttp2/nghttp2.h>
@@ -251,31 +252,20 @@ static void log_cb(rp_log_level level, const char *line, void *ud) {
   }
 }
 
-static void closed_cb(rp_net_pool *np, void *ud) {
-  (void)np;
-  *(int *)ud = 1;
-}
-
 static void test_doh_statuses_reset_goaway(void **state) {
   rp_test_tls_server sv;
-  uv_loop_t loop;
-  uv_timer_t guard;
-  rp_test_client c;
+  tls_pool t;
   rp_config cfg;
   rp_net_options opts = {0};
-  rp_net_pool *np = NULL;
   rp_net_counters k;
   rp_net_resolver_info info;
-  struct sockaddr_storage lis;
-  socklen_t lislen;
   char err[RP_CONFIG_ERRLEN], url[128];
-  int closed = 0;
   size_t i;
   (void)state;
   rp_test_tls_server_init(&sv, "doh");
   SSL_CTX_set_alpn_select_cb(sv.ctx, alpn_select, NULL);
   rp_test_tls_server_run(&sv, s_conn, NULL);
-  uv_loop_init(&loop);
+  uv_loop_init(&t.loop);
   rp_config_init(&cfg, NULL);
   snprintf(url, sizeof(url), "https://dns.test@127.0.0.1:%u/dns-query",
            sv.port);
@@ -289,72 +279,62 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
   cfg.tls_ca = strdup(sv.cert);
-  opts.config = &cfg;
   opts.log = log_cb;
   opts.log_level = RP_LOG_DEBUG;
-  assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
-  rp_config_free(&cfg);
-  rp_net_pool_get_address(np, &lis, &lislen);
-  rp_test_client_init(&c, &loop);
-  uv_timer_init(&loop, &guard);
-  uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
+  tls_pool_up(&t, &opts, &cfg, guard_cb, GUARD_MS);
 
   /* A plain answer: the ID went out as 0 and came back as the client's. */
-  rp_test_client_send(&c, (const struct sockaddr *)&lis, 1, "ok1.example");
-  while (c.rcode[1] < 0) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
-  assert_int_equal(c.rcode[1], RP_DNS_RCODE_NOERROR);
+  rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, 1, "ok1.example");
+  tls_pool_wait(&t, 1);
+  assert_int_equal(t.c.rcode[1], RP_DNS_RCODE_NOERROR);
 
   /* Out of probation (8 answers), queries to it go out in parallel. */
   for (i = 10; i < 20; ++i) {
     char name[32];
     snprintf(name, sizeof(name), "warm%zu.example", i);
-    rp_test_client_send(&c, (const struct sockaddr *)&lis, (uint16_t)i, name);
-    while (c.rcode[i] < 0) {
-      uv_run(&loop, UV_RUN_ONCE);
-    }
-    assert_int_equal(c.rcode[i], RP_DNS_RCODE_NOERROR);
+    rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, (uint16_t)i,
+                        name);
+    tls_pool_wait(&t, (uint16_t)i);
+    assert_int_equal(t.c.rcode[i], RP_DNS_RCODE_NOERROR);
   }
 
   /* GOAWAY after an answer, with a second query sent at once behind it:
      the server refuses its stream (above the GOAWAY's last stream), the
      pool tries again, the transport holds the try until the old
      connection closed and sends it on a new one. */
-  rp_test_client_send(&c, (const struct sockaddr *)&lis, 5, "goaway.example");
-  rp_test_client_send(&c, (const struct sockaddr *)&lis, 6, "ok2.example");
-  while (c.rcode[5] < 0 || c.rcode[6] < 0) {
-    uv_run(&loop, UV_RUN_ONCE);
+  rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, 5,
+                      "goaway.example");
+  rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, 6, "ok2.example");
+  while (t.c.rcode[5] < 0 || t.c.rcode[6] < 0) {
+    uv_run(&t.loop, UV_RUN_ONCE);
   }
-  assert_int_equal(c.rcode[5], RP_DNS_RCODE_NOERROR);
-  assert_int_equal(c.rcode[6], RP_DNS_RCODE_NOERROR);
-  rp_net_pool_get_counters(np, &k);
+  assert_int_equal(t.c.rcode[5], RP_DNS_RCODE_NOERROR);
+  assert_int_equal(t.c.rcode[6], RP_DNS_RCODE_NOERROR);
+  rp_net_pool_get_counters(t.np, &k);
   assert_true(k.doh_goaways >= 1);
-  rp_test_client_send(&c, (const struct sockaddr *)&lis, 7, "ok3.example");
-  while (c.rcode[7] < 0) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
-  assert_int_equal(c.rcode[7], RP_DNS_RCODE_NOERROR);
+  rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, 7, "ok3.example");
+  tls_pool_wait(&t, 7);
+  assert_int_equal(t.c.rcode[7], RP_DNS_RCODE_NOERROR);
 
   /* 429 and 503 are refusals; a reset fails the try. With no other
      resolver the client gets an error answer. */
-  rp_test_client_send(&c, (const struct sockaddr *)&lis, 2, "s429.example");
-  rp_test_client_send(&c, (const struct sockaddr *)&lis, 3, "s503.example");
-  rp_test_client_send(&c, (const struct sockaddr *)&lis, 4, "rst.example");
-  while (c.rcode[2] < 0 || c.rcode[3] < 0 || c.rcode[4] < 0) {
-    uv_run(&loop, UV_RUN_ONCE);
+  rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, 2, "s429.example");
+  rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, 3, "s503.example");
+  rp_test_client_send(&t.c, (const struct sockaddr *)&t.lis, 4, "rst.example");
+  while (t.c.rcode[2] < 0 || t.c.rcode[3] < 0 || t.c.rcode[4] < 0) {
+    uv_run(&t.loop, UV_RUN_ONCE);
   }
-  assert_int_not_equal(c.rcode[2], RP_DNS_RCODE_NOERROR);
-  assert_int_not_equal(c.rcode[3], RP_DNS_RCODE_NOERROR);
-  assert_int_not_equal(c.rcode[4], RP_DNS_RCODE_NOERROR);
-  rp_net_pool_get_counters(np, &k);
+  assert_int_not_equal(t.c.rcode[2], RP_DNS_RCODE_NOERROR);
+  assert_int_not_equal(t.c.rcode[3], RP_DNS_RCODE_NOERROR);
+  assert_int_not_equal(t.c.rcode[4], RP_DNS_RCODE_NOERROR);
+  rp_net_pool_get_counters(t.np, &k);
   assert_true(k.doh_http_refusals >= 2);
   assert_true(k.doh_resets >= 1);
-  rp_net_pool_get_resolver(np, 0, &info, uv_hrtime());
+  rp_net_pool_get_resolver(t.np, 0, &info, uv_hrtime());
   assert_true(info.has_stats);
   assert_true(info.stats.refused >= 2);
 
-  rp_net_pool_get_counters(np, &k);
+  rp_net_pool_get_counters(t.np, &k);
   print_message(
       "# DoH: goaways=%llu resets=%llu http_refusals=%llu "
       "handshakes=%llu resumed=%llu\n",
@@ -369,12 +349,7 @@ static void test_doh_statuses_reset_goaway(void **state) {
   assert_int_equal(k.tls_handshakes, k.doh_goaways + 1);
   assert_int_equal(k.tls_failures, 0);
 
-  rp_net_pool_stop(np, closed_cb, &closed);
-  rp_test_client_close(&c);
-  uv_close((uv_handle_t *)&guard, NULL);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  assert_true(closed);
-  assert_int_equal(uv_loop_close(&loop), 0);
+  tls_pool_down(&t);
   rp_test_tls_server_stop(&sv);
 }
 

@@ -26,6 +26,7 @@
 #include "dns.h"
 #include "rp_test_client.h"
 #include "rp_test_tls.h"
+#include "test_tls_pool.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -166,30 +167,20 @@ static void guard_cb(uv_timer_t *t) {
   fail_msg("DoT test hung");
 }
 
-static void closed_cb(rp_net_pool *np, void *ud) {
-  (void)np;
-  *(int *)ud = 1;
-}
-
 static void test_dot_pipelined_out_of_order(void **state) {
   static const char json[] = "{\"pretest_domain\": \"\", \"duplicate\": 1}";
   server sv = {0};
-  uv_loop_t loop;
-  uv_timer_t guard;
-  rp_test_client c;
+  tls_pool t;
   rp_config cfg;
   rp_net_options opts = {0};
-  rp_net_pool *np = NULL;
   rp_net_counters k;
-  struct sockaddr_storage lis;
-  socklen_t lislen;
   char err[RP_CONFIG_ERRLEN], url[128];
-  int closed = 0, done;
+  int done;
   uint16_t i;
   (void)state;
   rp_test_tls_server_init(&sv.tls, "dot");
   rp_test_tls_server_run(&sv.tls, s_conn, &sv);
-  uv_loop_init(&loop);
+  uv_loop_init(&t.loop);
   rp_config_init(&cfg, NULL);
   snprintf(url, sizeof(url), "dot://dns.test@127.0.0.1:%u", sv.tls.port);
   assert_int_equal(
@@ -197,35 +188,27 @@ static void test_dot_pipelined_out_of_order(void **state) {
   assert_int_equal(
       rp_config_add_resolver(&cfg, url, "test", "-r", err, sizeof(err)), 0);
   cfg.tls_ca = strdup(sv.tls.cert);
-  opts.config = &cfg;
-  assert_int_equal(rp_net_pool_start(&np, &loop, &opts, err, sizeof(err)), 0);
-  rp_config_free(&cfg);
-  rp_net_pool_get_address(np, &lis, &lislen);
-  rp_test_client_init(&c, &loop);
-  uv_timer_init(&loop, &guard);
-  uv_timer_start(&guard, guard_cb, GUARD_MS, 0);
+  tls_pool_up(&t, &opts, &cfg, guard_cb, GUARD_MS);
 
   /* Probation: one at a time until 8 answers. */
   for (i = 1; i <= 10; ++i) {
-    c_send(&c, (const struct sockaddr *)&lis, i);
-    while (c.rcode[i] < 0) {
-      uv_run(&loop, UV_RUN_ONCE);
-    }
-    assert_int_equal(c.rcode[i], RP_DNS_RCODE_NOERROR);
+    c_send(&t.c, (const struct sockaddr *)&t.lis, i);
+    tls_pool_wait(&t, i);
+    assert_int_equal(t.c.rcode[i], RP_DNS_RCODE_NOERROR);
   }
   /* Five at once: one batch on the connection, answered last-first. */
   for (i = 20; i < 20 + NPARALLEL; ++i) {
-    c_send(&c, (const struct sockaddr *)&lis, i);
+    c_send(&t.c, (const struct sockaddr *)&t.lis, i);
   }
   do {
-    uv_run(&loop, UV_RUN_ONCE);
+    uv_run(&t.loop, UV_RUN_ONCE);
     done = 1;
     for (i = 20; i < 20 + NPARALLEL; ++i) {
-      done &= c.rcode[i] >= 0;
+      done &= t.c.rcode[i] >= 0;
     }
   } while (!done);
   for (i = 20; i < 20 + NPARALLEL; ++i) {
-    assert_int_equal(c.rcode[i], RP_DNS_RCODE_NOERROR);
+    assert_int_equal(t.c.rcode[i], RP_DNS_RCODE_NOERROR);
   }
   print_message("# DoT: largest batch %d of %d parallel queries\n",
                 sv.max_batch, NPARALLEL);
@@ -237,19 +220,15 @@ static void test_dot_pipelined_out_of_order(void **state) {
      while the old connection was closing failed at once, its resends
      too, eight times in the same instant: the resolver went down.) */
   sv.close_after = 1;
-  c_send(&c, (const struct sockaddr *)&lis, 30);
-  while (c.rcode[30] < 0) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
-  c_send(&c, (const struct sockaddr *)&lis, 31);
-  while (c.rcode[31] < 0) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
+  c_send(&t.c, (const struct sockaddr *)&t.lis, 30);
+  tls_pool_wait(&t, 30);
+  c_send(&t.c, (const struct sockaddr *)&t.lis, 31);
+  tls_pool_wait(&t, 31);
   /* Sent before or after the pool saw the close, 31 is answered: a try
      failed by the reset is sent again on the new connection (held while
      the old one closes), and the lone resolver is not taken down. */
-  assert_int_equal(c.rcode[31], RP_DNS_RCODE_NOERROR);
-  rp_net_pool_get_counters(np, &k);
+  assert_int_equal(t.c.rcode[31], RP_DNS_RCODE_NOERROR);
+  rp_net_pool_get_counters(t.np, &k);
   print_message("# DoT: connections=%d handshakes=%llu resumed=%llu\n",
                 sv.connections, (unsigned long long)k.tls_handshakes,
                 (unsigned long long)k.tls_resumed);
@@ -263,28 +242,19 @@ static void test_dot_pipelined_out_of_order(void **state) {
      the zero length: every later connection of the resolver met it at
      its first read and closed.) */
   sv.zero_after = 1;
-  c_send(&c, (const struct sockaddr *)&lis, 32);
-  while (c.rcode[32] < 0) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
-  assert_int_equal(c.rcode[32], RP_DNS_RCODE_NOERROR);
+  c_send(&t.c, (const struct sockaddr *)&t.lis, 32);
+  tls_pool_wait(&t, 32);
+  assert_int_equal(t.c.rcode[32], RP_DNS_RCODE_NOERROR);
   for (i = 33; i < 36; ++i) {
-    c_send(&c, (const struct sockaddr *)&lis, i);
-    while (c.rcode[i] < 0) {
-      uv_run(&loop, UV_RUN_ONCE);
-    }
-    assert_int_equal(c.rcode[i], RP_DNS_RCODE_NOERROR);
+    c_send(&t.c, (const struct sockaddr *)&t.lis, i);
+    tls_pool_wait(&t, i);
+    assert_int_equal(t.c.rcode[i], RP_DNS_RCODE_NOERROR);
   }
   print_message("# DoT: after the zero-length frame: connections=%d\n",
                 sv.connections);
   assert_int_equal(sv.connections, 3);
 
-  rp_net_pool_stop(np, closed_cb, &closed);
-  rp_test_client_close(&c);
-  uv_close((uv_handle_t *)&guard, NULL);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  assert_true(closed);
-  assert_int_equal(uv_loop_close(&loop), 0);
+  tls_pool_down(&t);
   rp_test_tls_server_stop(&sv.tls);
 }
 

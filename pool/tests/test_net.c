@@ -145,6 +145,36 @@ static void wait_working(fixture *f, size_t n) {
   }
 }
 
+/* fx_up starts the fixture with one resolver, the responder by |scheme|,
+   and runs the loop until the pool has it working. */
+static void fx_up(fixture *f, const char *scheme) {
+  fx_init(f);
+  fx_add(f, scheme);
+  fx_start_pool(f);
+  wait_working(f, 1);
+}
+
+/* run_until runs the loop until |*counter| (a field of the fixture the
+   callbacks count in) reaches |n|. */
+static void run_until(fixture *f, const int *counter, int n) {
+  while (*counter < n) {
+    uv_run(&f->loop, UV_RUN_ONCE);
+  }
+}
+
+/* wait_check runs the loop until resolver |i|'s check is |check|, and
+   leaves its info in |*info|. */
+static void wait_check(fixture *f, size_t i, rp_net_check_state check,
+                       rp_net_resolver_info *info) {
+  for (;;) {
+    rp_net_pool_get_resolver(f->np, i, info, uv_hrtime());
+    if (info->check == check) {
+      return;
+    }
+    uv_run(&f->loop, UV_RUN_ONCE);
+  }
+}
+
 /* ---------------------------------------------------------------- */
 /* Clients                                                            */
 /* ---------------------------------------------------------------- */
@@ -245,10 +275,7 @@ static void test_net_udp_and_tcp_clients(void **state) {
   fixture f;
   rp_net_resolver_info info;
   (void)state;
-  fx_init(&f);
-  fx_add(&f, "");
-  fx_start_pool(&f);
-  wait_working(&f, 1);
+  fx_up(&f, "");
   assert_int_equal(rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime()), 0);
   assert_int_equal(info.check, RP_NET_CHECK_PASSED);
 
@@ -276,9 +303,7 @@ static void test_net_truncation(void **state) {
   fx_start_pool(&f);
   wait_working(&f, 1);
   cudp_send(&f, 7, RP_DNS_EDNS_UDP_SIZE);
-  while (f.cudp_answers < 1) {
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  run_until(&f, &f.cudp_answers, 1);
   /* The responder marks its TCP answers NXDOMAIN: this one came over the
      TCP companion after the truncated UDP answer. */
   assert_int_equal(f.last_id, 7);
@@ -306,16 +331,11 @@ static void test_net_late_tcp_answer(void **state) {
   fixture f;
   rp_net_counters c;
   (void)state;
-  fx_init(&f);
-  fx_add(&f, "");
-  fx_start_pool(&f);
-  wait_working(&f, 1);
+  fx_up(&f, "");
   rp_test_resolver_set_spec(&f.resp, "latency=150ms");
   ctcp_connect(&f);
   uv_timer_start(&f.step, late_step, 50, 0);
-  while (f.phase < 2) {
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  run_until(&f, &f.phase, 2);
   assert_int_equal(f.ctcp_answers, 0);
   rp_net_pool_get_counters(f.np, &c);
   assert_int_equal(c.tcp_queries, 3);
@@ -388,26 +408,17 @@ static void test_net_tcp_reconnect(void **state) {
   fixture f;
   rp_net_counters c;
   (void)state;
-  fx_init(&f);
-  fx_add(&f, "tcp://");
-  fx_start_pool(&f);
-  wait_working(&f, 1);
+  fx_up(&f, "tcp://");
   cudp_send(&f, 21, 0);
-  while (f.cudp_answers < 1) {
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  run_until(&f, &f.cudp_answers, 1);
   /* The resolver drops the connection; the pool sees EOF, and the next
      query opens a new connection. */
   assert_true(f.resp.conn_open);
   rp_test_resolver_drop_conn(&f.resp);
   uv_timer_start(&f.step, reconnect_step, 50, 0);
-  while (f.phase < 2) {
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  run_until(&f, &f.phase, 2);
   cudp_send(&f, 22, 0);
-  while (f.cudp_answers < 2) {
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  run_until(&f, &f.cudp_answers, 2);
   assert_int_equal(f.last_id, 22);
   rp_net_pool_get_counters(f.np, &c);
   assert_int_equal(c.tcp_connects, 2);
@@ -435,23 +446,11 @@ static void test_net_recheck(void **state) {
                           .recheck_interval = 300 * RP_MILLISECONDS};
   assert_int_equal(rp_net_pool_start(&f.np, &f.loop, &opts, err, sizeof(err)),
                    0);
-  for (;;) {
-    rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
-    if (info.check == RP_NET_CHECK_FAILED) {
-      break;
-    }
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  wait_check(&f, 0, RP_NET_CHECK_FAILED, &info);
   /* The resolver comes up: the next re-check (fewer than 10 work) adds
      it, after the TCP backoff has passed. */
   rp_test_resolver_start_on(&late, &f.loop, &pr, "");
-  for (;;) {
-    rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
-    if (info.check == RP_NET_CHECK_PASSED) {
-      break;
-    }
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  wait_check(&f, 0, RP_NET_CHECK_PASSED, &info);
   assert_true(late.tcp_queries >= 1);
   rp_test_resolver_stop(&late);
   fx_finish(&f);
@@ -487,13 +486,7 @@ static void test_net_embedder_check(void **state) {
                           .user_data = calls};
   assert_int_equal(rp_net_pool_start(&f.np, &f.loop, &opts, err, sizeof(err)),
                    0);
-  for (;;) {
-    rp_net_pool_get_resolver(f.np, 0, &info, uv_hrtime());
-    if (info.check == RP_NET_CHECK_FAILED) {
-      break;
-    }
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  wait_check(&f, 0, RP_NET_CHECK_FAILED, &info);
   assert_int_equal(calls[0], 1);
   assert_int_equal(calls[1], 1);
   fx_finish(&f);
@@ -531,16 +524,11 @@ static void test_net_segmented_sends(void **state) {
   uint16_t id;
   const uint16_t n = 120;
   (void)state;
-  fx_init(&f);
-  fx_add(&f, "");
-  fx_start_pool(&f);
-  wait_working(&f, 1);
+  fx_up(&f, "");
   for (id = 1; id <= n; ++id) {
     cudp_send(&f, id, id == n / 2 ? 1232 : 0);
   }
-  while (f.cudp_answers < n) {
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  run_until(&f, &f.cudp_answers, n);
   for (id = 1; id <= n; ++id) {
     assert_true(f.cudp_ids[id / 8] & (1u << (id % 8)));
   }
@@ -612,10 +600,7 @@ static void test_net_direct_queries(void **state) {
   const uint8_t junk[3] = {1, 2, 3};
   uint16_t t;
   (void)state;
-  fx_init(&f);
-  fx_add(&f, "");
-  fx_start_pool(&f);
-  wait_working(&f, 1);
+  fx_up(&f, "");
 
   /* Without an answer callback there is no in-process client. */
   assert_int_equal(direct_send(&f, 1), RP_ERR_INVALID_ARGUMENT);
@@ -627,9 +612,7 @@ static void test_net_direct_queries(void **state) {
      with the query's ID and token. */
   assert_int_equal(direct_send(&f, 7), 0);
   assert_int_equal(f.direct_answers, 0);
-  while (f.direct_answers < 1) {
-    uv_run(&f.loop, UV_RUN_ONCE);
-  }
+  run_until(&f, &f.direct_answers, 1);
   assert_int_equal(f.direct_token, 7);
   assert_int_equal(f.direct_id, 7);
   assert_int_equal(f.direct_rcode, RP_DNS_RCODE_NOERROR);

@@ -152,6 +152,36 @@ static tun_srv *new_server(sent_rec *r, tun_mode mode, size_t max_sessions) {
   return srv;
 }
 
+/* random_bytes draws a length below |bound| and that many bytes into
+   |out| from the LCG state |*seed|, and returns the length. */
+static size_t random_bytes(uint8_t *out, size_t bound, uint64_t *seed) {
+  size_t i, len;
+
+  *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  len = (size_t)(*seed >> 33) % bound;
+  for (i = 0; i < len; ++i) {
+    *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    out[i] = (uint8_t)(*seed >> 40);
+  }
+  return len;
+}
+
+/* new_client makes a client of |mode| for t.example with session id
+   |sid| and, unless 0, download limit |down_limit| (else the default). */
+static tun_cli *new_client(tun_mode mode, uint64_t sid, uint16_t down_limit) {
+  tun_cli_settings cs;
+  tun_cli *cli;
+
+  tun_cli_settings_default(&cs, mode);
+  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
+  cs.sid = sid;
+  if (down_limit > 0) {
+    cs.down_limit = down_limit;
+  }
+  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
+  return cli;
+}
+
 static uint8_t last_rcode(const sent_rec *r) {
   assert_true(r->n > 0);
   return rp_dns_rcode(r->data[r->n - 1]);
@@ -171,12 +201,7 @@ static void test_tunwire_server_hostile(void **state) {
   (void)state;
   /* Random bytes: dropped or answered, never a crash. */
   for (k = 0; k < 20000; ++k) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    len = (size_t)(seed >> 33) % 300;
-    for (i = 0; i < len; ++i) {
-      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-      q[i] = (uint8_t)(seed >> 40);
-    }
+    len = random_bytes(q, 300, &seed);
     if (len > 2) {
       q[2] = 0x01; /* a query, RD set */
     }
@@ -233,7 +258,6 @@ static void test_tunwire_server_hostile(void **state) {
 static void test_tunwire_server_hold(void **state) {
   sent_rec *r = test_calloc(1, sizeof(*r));
   tun_srv *srv = new_server(r, TUN_MODE_DNSTT, 4);
-  tun_cli_settings cs;
   tun_cli *cli;
   tun_peer peer = {.addrlen = 0};
   uint8_t q[MSG_MAX], up[100];
@@ -241,10 +265,7 @@ static void test_tunwire_server_hold(void **state) {
   rp_ssize n;
 
   (void)state;
-  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
-  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
-  cs.sid = 42;
-  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
+  cli = new_client(TUN_MODE_DNSTT, 42, 0);
   n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, now, NULL);
   assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
   assert_int_equal(r->n, 0);
@@ -284,7 +305,6 @@ static void test_tunwire_server_hold(void **state) {
 static void test_tunwire_server_caps(void **state) {
   sent_rec *r = test_calloc(1, sizeof(*r));
   tun_srv *srv = new_server(r, TUN_MODE_DNSTT, 4);
-  tun_cli_settings cs;
   tun_cli *cli;
   tun_peer peer = {.addrlen = 0};
   tun_srv_stats st;
@@ -294,10 +314,7 @@ static void test_tunwire_server_caps(void **state) {
   int k;
 
   (void)state;
-  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
-  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
-  cs.sid = 77;
-  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
+  cli = new_client(TUN_MODE_DNSTT, 77, 0);
   for (k = 0; k < 20; ++k) {
     n = tun_cli_build_query(cli, q, sizeof(q), (uint16_t)k, (uint16_t)k, now,
                             NULL);
@@ -333,7 +350,6 @@ static void run_session(tun_mode mode, size_t down, size_t up,
                         unsigned loss_pct, unsigned inflight) {
   sent_rec *r = test_calloc(1, sizeof(*r));
   tun_srv *srv = new_server(r, mode, 4);
-  tun_cli_settings cs;
   tun_cli *cli;
   tun_peer peer = {.addrlen = 0};
   uint8_t q[MSG_MAX], buf[MSG_MAX];
@@ -343,11 +359,7 @@ static void run_session(tun_mode mode, size_t down, size_t up,
   rp_ssize n;
   size_t i, k;
 
-  tun_cli_settings_default(&cs, mode);
-  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
-  cs.sid = 0xabcdef;
-  cs.down_limit = 500;
-  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
+  cli = new_client(mode, 0xabcdef, 500);
   r->serve_bytes = down;
   /* Simplified: each step sends |inflight| queries, delivers the
      answers the server gave 20 ms later, and drops some. */
@@ -444,7 +456,7 @@ static void test_tunwire_client_hostile(void **state) {
   uint64_t seed = 11;
   rp_ssize n, m;
   rp_dns_msg pq;
-  size_t i, len;
+  size_t len;
   int k;
 
   (void)state;
@@ -452,12 +464,7 @@ static void test_tunwire_client_hostile(void **state) {
   assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
   assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
   for (k = 0; k < 20000; ++k) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    len = (size_t)(seed >> 33) % 600;
-    for (i = 0; i < len; ++i) {
-      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-      a[i] = (uint8_t)(seed >> 40);
-    }
+    len = random_bytes(a, 600, &seed);
     assert_true(tun_cli_on_answer(cli, a, len, 0) < 0);
   }
   n = tun_cli_build_query(cli, q, sizeof(q), 5, 6, 0, NULL);
