@@ -138,16 +138,6 @@ sys.exit(1)
 EOF
 }
 
-# with_retry FUNC: runs FUNC; on failure runs it once more (loopback
-# timing is noisy).
-with_retry() {
-  if "$@"; then
-    return 0
-  fi
-  note "first attempt of $1 failed; retrying once"
-  "$@"
-}
-
 # dnsperf_data FILE N TYPE: writes N unique query names.
 dnsperf_data() {
   python3 -c 'import sys
