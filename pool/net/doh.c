@@ -474,18 +474,16 @@ static const rp_net_tls_callbacks doh_tls_cb = {
 /* ------------------------------------------------------------------ */
 
 static int doh_open(rp_net_upstream *up, rp_tstamp now) {
-  const rp_mem *mem = up->np->mem;
   const char *name;
   doh_conn *d;
   (void)now;
   if (up->transport_data) {
     return 0;
   }
-  d = mem->calloc(1, sizeof(*d), mem->user_data);
+  d = (doh_conn *)rp_net_tlsup_new(up, sizeof(*d), &doh_tls_cb);
   if (!d) {
     return RP_ERR_NOMEM;
   }
-  rp_net_tlsup_init(&d->base, up, &doh_tls_cb);
   name = rp_net_tlsup_name(up);
   snprintf(d->authority, sizeof(d->authority), "%s%s%s",
            strchr(name, ':') ? "[" : "", name, strchr(name, ':') ? "]" : "");

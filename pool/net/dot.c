@@ -49,6 +49,16 @@ void rp_net_tlsup_init(rp_net_tlsup *b, rp_net_upstream *up,
   }
 }
 
+rp_net_tlsup *rp_net_tlsup_new(rp_net_upstream *up, size_t size,
+                               const rp_net_tls_callbacks *cb) {
+  const rp_mem *mem = up->np->mem;
+  rp_net_tlsup *b = mem->calloc(1, size, mem->user_data);
+  if (b) {
+    rp_net_tlsup_init(b, up, cb);
+  }
+  return b;
+}
+
 const char *rp_net_tlsup_name(const rp_net_upstream *up) {
   if (up->tls_name && up->tls_name[0]) {
     return up->tls_name;
@@ -380,17 +390,15 @@ static const rp_net_tls_callbacks dot_tls_cb = {
 };
 
 static int dot_open(rp_net_upstream *up, rp_tstamp now) {
-  const rp_mem *mem = up->np->mem;
   dot_conn *d;
   (void)now;
   if (up->transport_data) {
     return 0;
   }
-  d = mem->calloc(1, sizeof(*d), mem->user_data);
+  d = (dot_conn *)rp_net_tlsup_new(up, sizeof(*d), &dot_tls_cb);
   if (!d) {
     return RP_ERR_NOMEM;
   }
-  rp_net_tlsup_init(&d->base, up, &dot_tls_cb);
   rp_tcpframe_init(&d->rframe, d->rbuf, sizeof(d->rbuf));
   up->transport_data = d;
   return 0;

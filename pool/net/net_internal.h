@@ -231,6 +231,13 @@ typedef struct rp_net_tlsup {
 void rp_net_tlsup_init(rp_net_tlsup *b, rp_net_upstream *up,
                        const rp_net_tls_callbacks *cb);
 
+/* rp_net_tlsup_new allocates |size| zeroed bytes from the pool's
+   allocator for a transport's connection whose first member is an
+   rp_net_tlsup, and prepares that member for |up| with |cb|. Returns it,
+   or NULL when out of memory. */
+rp_net_tlsup *rp_net_tlsup_new(rp_net_upstream *up, size_t size,
+                               const rp_net_tls_callbacks *cb);
+
 /* rp_net_tlsup_connect starts a connection (TLS with |alpn|, |alpn_len|
    bytes in wire format) unless one exists or the backoff forbids it at
    |now|. Plaintext may be written to b->tls at once when it returns 0.

@@ -143,23 +143,12 @@ static void h_refuse(harness *h, h_fake *f, h_event *e, const uint8_t *data,
   h_push(h, e);
 }
 
-static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
-                     const uint8_t *data, size_t len, uint32_t flags,
-                     rp_tstamp now, void *ud) {
-  harness *h = ud;
-  size_t fi = (size_t)(uintptr_t)rud;
-  h_fake *f = &h->fakes[fi];
+/* h_send_record hashes and records a send of |data| to |rid| and counts
+   it at fake |f|. */
+static void h_send_record(harness *h, h_fake *f, uint32_t rid, uint16_t upid,
+                          const uint8_t *data, size_t len, uint32_t flags) {
   rp_resolver_stats rs;
 
-  /* The core hands on the time of the call that sends. */
-  assert_int_equal(now, h->now);
-  rp_dns_msg msg;
-  h_event *e;
-  rp_ssize n;
-  uint8_t payload[H_MSG_MAX];
-  rp_duration delay = f->delay;
-
-  (void)pool;
   assert_int_equal(rp_dns_get_id(data), upid);
   h_hash_u64(h, 1);
   h_hash_u64(h, h->now);
@@ -193,30 +182,27 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
       rs.inflight > f->max_inflight_probation) {
     f->max_inflight_probation = rs.inflight;
   }
-  if (f->dead || (f->stream_dead && (flags & RP_SEND_STREAM))) {
-    return 0;
-  }
-  if (f->slow_from && h->now >= f->slow_from) {
-    delay = f->slow_delay;
-  }
-  assert_int_equal(rp_dns_parse(&msg, data, len), 0);
-  if (f->fold_case) {
-    size_t k;
+}
 
-    for (k = 0; k < msg.question.name.len; ++k) {
-      uint8_t c = msg.question.name.wire[k];
+/* h_fold_case lowers the question name of |msg| in place. */
+static void h_fold_case(rp_dns_msg *msg) {
+  size_t k;
 
-      if (c >= 'A' && c <= 'Z') {
-        msg.question.name.wire[k] = (uint8_t)(c - 'A' + 'a');
-      }
+  for (k = 0; k < msg->question.name.len; ++k) {
+    uint8_t c = msg->question.name.wire[k];
+
+    if (c >= 'A' && c <= 'Z') {
+      msg->question.name.wire[k] = (uint8_t)(c - 'A' + 'a');
     }
   }
-  e = test_malloc(sizeof(*e));
-  e->seq = h->seq++;
-  e->fake = fi;
-  e->flags = (flags & RP_SEND_STREAM) ? RP_ANSWER_STREAM : 0;
-  e->counted = 0;
-  e->cancelled = 0;
+}
+
+/* h_fake_turns_away applies |f|'s rate limit, loss and refusal window to
+   the query |data| with its answer event |e|: returns 1 when the query
+   is dropped (|e| freed) or refused (|e| scheduled), 0 to answer it. */
+static int h_fake_turns_away(harness *h, h_fake *f, h_event *e,
+                             const uint8_t *data, size_t len,
+                             rp_duration delay) {
   if (f->limit_qps > 0.0) {
     f->tokens += f->limit_qps * (double)(h->now - f->tok_at) / 1e9;
     f->tok_at = h->now;
@@ -227,73 +213,83 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
       if (f->limit_drops) {
         ++f->dropped;
         test_free(e);
-        return 0;
+        return 1;
       }
       h_refuse(h, f, e, data, len, delay);
-      return 0;
+      return 1;
     }
     f->tokens -= 1.0;
   }
   if (f->loss > 0.0 && h_unit(&h->fake_rng) < f->loss) {
     ++f->dropped;
     test_free(e);
-    return 0;
+    return 1;
   }
   if (f->refuse && h->now >= f->refuse_from &&
       (f->refuse_until == 0 || h->now < f->refuse_until)) {
     h_refuse(h, f, e, data, len, delay);
-    return 0;
+    return 1;
   }
-  if (f->jitter > 0) {
-    delay += (rp_duration)(h_unit(&h->fake_rng) * (double)f->jitter);
+  return 0;
+}
+
+/* h_fake_payload_len is the TXT payload length |f| answers the query
+   numbered |qn| with: the copy length when the name was seen again
+   among the last sends. */
+static size_t h_fake_payload_len(const harness *h, h_fake *f, uint64_t qn) {
+  size_t plen = f->payload;
+  size_t k, seen = 0;
+
+  if (f->payload_copy > 0 && h->nsends >= 2 && qn == f->last_qn) {
+    plen = f->payload_copy;
   }
-  if (f->late_share > 0.0 && h_unit(&h->fake_rng) < f->late_share) {
-    delay = f->late_delay / 2 +
-            (rp_duration)(h_unit(&h->fake_rng) * (double)(f->late_delay / 2));
+  for (k = h->nsends; k > 0 && k + 8 > h->nsends; --k) {
+    seen += h->sends[k - 1].qn == qn;
   }
+  if (f->payload_copy > 0 && seen > 1) {
+    plen = f->payload_copy;
+  }
+  f->last_qn = qn;
+  return plen;
+}
+
+/* h_fake_answer builds |f|'s answer to |msg| (the query |data|) into
+   |e|'s buffer and returns its length. */
+static rp_ssize h_fake_answer(const harness *h, h_fake *f, h_event *e,
+                              const rp_dns_msg *msg, const uint8_t *data,
+                              size_t len) {
+  uint8_t payload[H_MSG_MAX];
+  size_t plen;
+
   if (f->servfail) {
-    n = rp_dns_build_error(e->buf, sizeof(e->buf), data, len,
-                           RP_DNS_RCODE_SERVFAIL);
-  } else {
-    memset(payload, 'x', sizeof(payload));
-    size_t plen = f->payload;
-    uint64_t qn = h_qn_of(data, len);
-
-    if (f->payload_copy > 0 && h->nsends >= 2 && qn == f->last_qn) {
-      plen = f->payload_copy;
-    }
-    {
-      size_t k, seen = 0;
-
-      for (k = h->nsends; k > 0 && k + 8 > h->nsends; --k) {
-        seen += h->sends[k - 1].qn == qn;
-      }
-      if (f->payload_copy > 0 && seen > 1) {
-        plen = f->payload_copy;
-      }
-    }
-    f->last_qn = qn;
-    if (f->varied) {
-      snprintf((char *)payload, plen < 12 ? plen : 12, "%011llu",
-               (unsigned long long)h->nsends);
-    }
-    if (f->full_owner) {
-      rp_dns_builder b;
-
-      rp_dns_builder_init(&b, e->buf, sizeof(e->buf), msg.hdr.id,
-                          (uint16_t)(RP_DNS_FLAG_QR | RP_DNS_FLAG_RD |
-                                     RP_DNS_FLAG_RA));
-      rp_dns_builder_question(&b, &msg.question.name, msg.question.qtype,
-                              msg.question.qclass);
-      rp_dns_builder_rr_txt(&b, &msg.question.name, 0, payload, plen);
-      n = rp_dns_builder_finish(&b);
-    } else {
-      n = rp_dns_build_txt_answer(e->buf, sizeof(e->buf), &msg, 0, payload,
-                                  plen);
-    }
+    return rp_dns_build_error(e->buf, sizeof(e->buf), data, len,
+                              RP_DNS_RCODE_SERVFAIL);
   }
-  assert_true(n > 0);
-  e->len = (size_t)n;
+  memset(payload, 'x', sizeof(payload));
+  plen = h_fake_payload_len(h, f, h_qn_of(data, len));
+  if (f->varied) {
+    snprintf((char *)payload, plen < 12 ? plen : 12, "%011llu",
+             (unsigned long long)h->nsends);
+  }
+  if (f->full_owner) {
+    rp_dns_builder b;
+
+    rp_dns_builder_init(&b, e->buf, sizeof(e->buf), msg->hdr.id,
+                        (uint16_t)(RP_DNS_FLAG_QR | RP_DNS_FLAG_RD |
+                                   RP_DNS_FLAG_RA));
+    rp_dns_builder_question(&b, &msg->question.name, msg->question.qtype,
+                            msg->question.qclass);
+    rp_dns_builder_rr_txt(&b, &msg->question.name, 0, payload, plen);
+    return rp_dns_builder_finish(&b);
+  }
+  return rp_dns_build_txt_answer(e->buf, sizeof(e->buf), msg, 0, payload,
+                                 plen);
+}
+
+/* h_fake_schedule mangles or truncates |e| as |f| says and queues it
+   |delay| from now, or holds it (a held poll) until the next query. */
+static void h_fake_schedule(harness *h, h_fake *f, h_event *e, uint32_t flags,
+                            rp_duration delay) {
   if (f->mangle == 1) {
     e->buf[3] = (uint8_t)((e->buf[3] & 0xf0u) | 0x0fu);
   } else if (f->mangle == 2) {
@@ -320,6 +316,53 @@ static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
     f->held = e;
   }
   h_push(h, e);
+}
+
+static int h_send_cb(rp_pool *pool, uint32_t rid, void *rud, uint16_t upid,
+                     const uint8_t *data, size_t len, uint32_t flags,
+                     rp_tstamp now, void *ud) {
+  harness *h = ud;
+  size_t fi = (size_t)(uintptr_t)rud;
+  h_fake *f = &h->fakes[fi];
+  rp_dns_msg msg;
+  h_event *e;
+  rp_ssize n;
+  rp_duration delay = f->delay;
+
+  (void)pool;
+  /* The core hands on the time of the call that sends. */
+  assert_int_equal(now, h->now);
+  h_send_record(h, f, rid, upid, data, len, flags);
+  if (f->dead || (f->stream_dead && (flags & RP_SEND_STREAM))) {
+    return 0;
+  }
+  if (f->slow_from && h->now >= f->slow_from) {
+    delay = f->slow_delay;
+  }
+  assert_int_equal(rp_dns_parse(&msg, data, len), 0);
+  if (f->fold_case) {
+    h_fold_case(&msg);
+  }
+  e = test_malloc(sizeof(*e));
+  e->seq = h->seq++;
+  e->fake = fi;
+  e->flags = (flags & RP_SEND_STREAM) ? RP_ANSWER_STREAM : 0;
+  e->counted = 0;
+  e->cancelled = 0;
+  if (h_fake_turns_away(h, f, e, data, len, delay)) {
+    return 0;
+  }
+  if (f->jitter > 0) {
+    delay += (rp_duration)(h_unit(&h->fake_rng) * (double)f->jitter);
+  }
+  if (f->late_share > 0.0 && h_unit(&h->fake_rng) < f->late_share) {
+    delay = f->late_delay / 2 +
+            (rp_duration)(h_unit(&h->fake_rng) * (double)(f->late_delay / 2));
+  }
+  n = h_fake_answer(h, f, e, &msg, data, len);
+  assert_true(n > 0);
+  e->len = (size_t)n;
+  h_fake_schedule(h, f, e, flags, delay);
   return 0;
 }
 
