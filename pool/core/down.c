@@ -19,9 +19,8 @@
 #define DOWN_ROOM 6
 
 void rp_down_enter(rp_pool *pool, rp_res *r, rp_tstamp now) {
-  rp_select_unplace(pool, r);
+  rp_select_set_down(pool, r);
   r->down = 1;
-  r->where = RP_WHERE_DOWN;
   --pool->nup;
   rp_res_prob_sync(pool, r);
   rp_res_ring_leave(pool, r);
@@ -44,7 +43,7 @@ int rp_down_leave(rp_pool *pool, rp_res *r, rp_tstamp now) {
     rp_list_remove(&r->down_node);
   }
   r->down = 0;
-  r->where = RP_WHERE_NONE;
+  rp_select_unplace(pool, r);
   ++pool->nup;
   r->prob_failed = 0;
   rp_res_prob_sync(pool, r);

@@ -149,7 +149,8 @@ static void res_init(rp_pool *pool, rp_res *r, size_t slot,
   if (config->name) {
     snprintf(r->name, sizeof(r->name), "%s", config->name);
   }
-  r->where = RP_WHERE_NONE;
+  /* Zeroed by calloc: in no selection set (RP_WHERE_NONE) until
+     rp_select_refresh places it. */
   r->probation = pool->set.probation_answers > 0;
   r->tiebreak = rp_pool_rand32(pool);
   r->added = now;
@@ -234,7 +235,6 @@ int rp_res_remove(rp_pool *pool, rp_res *r, rp_tstamp now) {
     --pool->nup;
   }
   r->down = 1;
-  r->where = RP_WHERE_NONE;
   rp_res_prob_sync(pool, r);
   rp_select_refresh(pool, r, now);
   rp_select_fw_set(pool, r, 0);

@@ -305,6 +305,11 @@ void rp_select_unplace(rp_pool *pool, rp_res *r) {
   r->where = RP_WHERE_NONE;
 }
 
+void rp_select_set_down(rp_pool *pool, rp_res *r) {
+  rp_select_unplace(pool, r);
+  r->where = RP_WHERE_DOWN;
+}
+
 void rp_select_probation_sync(rp_pool *pool, rp_res *r, rp_tstamp now) {
   if (r->where == RP_WHERE_FRESH) {
     /* Its first reply: it joins the band (or is left out) as before. */

@@ -58,6 +58,10 @@ rp_pq *rp_select_lru_heap(rp_pool *pool, const rp_res *r);
 /* rp_select_unplace takes |r| out of its set (band, out, token). */
 void rp_select_unplace(rp_pool *pool, rp_res *r);
 
+/* rp_select_set_down takes |r| out of every set and marks it down
+   (RP_WHERE_DOWN): it is chosen only for down copies and probes. */
+void rp_select_set_down(rp_pool *pool, rp_res *r);
+
 /* rp_select_refresh recomputes |r|'s cost and keys after its stats
    changed, and moves it between band and out. */
 void rp_select_refresh(rp_pool *pool, rp_res *r, rp_tstamp now);
