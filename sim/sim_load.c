@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,20 +66,6 @@ void sim_load_default(sim_load *load) {
                      .empty_ppm = 0};
 }
 
-/* load_err formats an error into |errbuf| when it is not NULL. */
-static void load_err(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void load_err(char *errbuf, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  if (!errbuf || errlen == 0) {
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(errbuf, errlen, fmt, ap);
-  va_end(ap);
-}
-
 /* load_number reads a finite non-negative decimal. Returns 0 or -1. */
 static int load_number(const char *text, double *pv) {
   char *end = NULL;
@@ -117,7 +102,7 @@ static int load_item(sim_load *load, const char *key, const char *val,
   double v;
   if (strcmp(key, "rate") == 0) {
     if (load_number(val, &v) != 0 || v <= 0.0 || v > SIM_LOAD_MAX_RATE) {
-      load_err(errbuf, errlen,
+      fr_set_err(errbuf, errlen,
                "rate: bad value '%s' (want queries per second, > 0)", val);
       return RP_ERR_CONFIG;
     }
@@ -127,7 +112,7 @@ static int load_item(sim_load *load, const char *key, const char *val,
   if (strcmp(key, "workers") == 0) {
     if (load_number(val, &v) != 0 || v < 1.0 ||
         v > (double)SIM_LOAD_MAX_WORKERS || v != floor(v)) {
-      load_err(errbuf, errlen, "workers: bad value '%s' (want 1..%u)", val,
+      fr_set_err(errbuf, errlen, "workers: bad value '%s' (want 1..%u)", val,
                SIM_LOAD_MAX_WORKERS);
       return RP_ERR_CONFIG;
     }
@@ -138,7 +123,7 @@ static int load_item(sim_load *load, const char *key, const char *val,
       strcmp(key, "think") == 0 || strcmp(key, "failpause") == 0) {
     rp_duration d = 0;
     if (load_seconds(val, &d) != 0) {
-      load_err(errbuf, errlen,
+      fr_set_err(errbuf, errlen,
                "%s: bad value '%s' (want seconds or a duration like 500ms)",
                key, val);
       return RP_ERR_CONFIG;
@@ -161,7 +146,7 @@ static int load_item(sim_load *load, const char *key, const char *val,
     }
     if (load_number(val, &v) != 0 || v != floor(v) ||
         v > (double)RP_DNS_MAX_MSG_LEN) {
-      load_err(errbuf, errlen,
+      fr_set_err(errbuf, errlen,
                "size: bad value '%s' (want payload bytes or full)", val);
       return RP_ERR_CONFIG;
     }
@@ -176,14 +161,14 @@ static int load_item(sim_load *load, const char *key, const char *val,
       num[n - 1] = '\0';
     }
     if (load_number(num, &v) != 0 || v > SIM_LOAD_PERCENT) {
-      load_err(errbuf, errlen, "empty: bad value '%s' (want a percentage)",
+      fr_set_err(errbuf, errlen, "empty: bad value '%s' (want a percentage)",
                val);
       return RP_ERR_CONFIG;
     }
     load->empty_ppm = (uint32_t)lround(v / SIM_LOAD_PERCENT * FR_PPM);
     return 0;
   }
-  load_err(errbuf, errlen,
+  fr_set_err(errbuf, errlen,
            "unknown load key '%s' (rate, workers, seconds, start, size, "
            "empty, think, failpause)",
            key);
@@ -201,14 +186,14 @@ int sim_load_parse(sim_load *load, const char *text, char *errbuf,
     char *eq;
     int rv;
     if (n == 0 || n >= sizeof(item)) {
-      load_err(errbuf, errlen, "load: empty or overlong item in '%s'", text);
+      fr_set_err(errbuf, errlen, "load: empty or overlong item in '%s'", text);
       return RP_ERR_CONFIG;
     }
     memcpy(item, p, n);
     item[n] = '\0';
     eq = strchr(item, '=');
     if (!eq) {
-      load_err(errbuf, errlen, "load: '%s' is not key=value", item);
+      fr_set_err(errbuf, errlen, "load: '%s' is not key=value", item);
       return RP_ERR_CONFIG;
     }
     *eq = '\0';
@@ -222,7 +207,7 @@ int sim_load_parse(sim_load *load, const char *text, char *errbuf,
     }
   }
   if ((load->rate_qps > 0.0) == (load->workers > 0)) {
-    load_err(errbuf, errlen, "load: set exactly one of rate= and workers=");
+    fr_set_err(errbuf, errlen, "load: set exactly one of rate= and workers=");
     return RP_ERR_CONFIG;
   }
   load->kind = load->rate_qps > 0.0 ? SIM_LOAD_RATE : SIM_LOAD_WORKERS;
