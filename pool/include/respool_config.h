@@ -178,7 +178,8 @@ typedef enum rp_config_string {
 /* rp_config_set_string replaces the string |field| of |cfg| with a copy
    of |value| (allocated with cfg->mem; the old one is freed), as a later
    source overriding an earlier one does. Returns 0, RP_ERR_NOMEM (the
-   field unchanged) or RP_ERR_INVALID_ARGUMENT (no such field). */
+   field unchanged) or RP_ERR_INVALID_ARGUMENT (no such field, or |value|
+   NULL; the field unchanged). */
 int rp_config_set_string(rp_config *cfg, rp_config_string field,
                          const char *value);
 

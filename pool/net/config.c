@@ -263,6 +263,9 @@ static int config_replace(rp_config *cfg, char **pdst, const char *src) {
 
 int rp_config_set_string(rp_config *cfg, rp_config_string field,
                          const char *value) {
+  if (!value) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
   switch (field) {
   case RP_CONFIG_SCORES_FILE:
     return config_replace(cfg, &cfg->scores_file, value);
@@ -690,14 +693,24 @@ int rp_config_read_stream(const rp_mem *mem, FILE *f, size_t max_len,
   if (!mem) {
     mem = rp_mem_default();
   }
+  if (max_len == 0) {
+    return RP_ERR_FULL;
+  }
   for (;;) {
     size_t got;
     if (n + 1 >= cap) {
       size_t ncap = cap ? cap * 2 : CONFIG_READ_CHUNK;
       char *nb;
       if (ncap > max_len || ncap < cap) {
+        ncap = max_len;
+      }
+      if (ncap <= cap) {
+        /* max_len bytes are full: the text fits only if it ends here. */
+        if (fgetc(f) == EOF && !ferror(f)) {
+          break;
+        }
         mem->free(buf, mem->user_data);
-        return RP_ERR_FULL;
+        return ferror(f) ? RP_ERR_IO : RP_ERR_FULL;
       }
       nb = mem->realloc(buf, ncap, mem->user_data);
       if (!nb) {

@@ -348,6 +348,92 @@ static void test_config_listen_loopback(void **state) {
   rp_config_free(&cfg);
 }
 
+/* rp_config_set_string copies, replaces and frees (cmocka's allocator
+   fails the test on a leak); a failed allocation or a bad argument
+   leaves the field as it was. */
+static void test_config_set_string(void **state) {
+  rp_config cfg;
+  rp_test_mem tm;
+  (void)state;
+  rp_test_mem_init(&tm);
+  rp_config_init(&cfg, &tm.mem);
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_SCORES_FILE, "/a"), 0);
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_SCORES_FILE, "/b"), 0);
+  assert_string_equal(cfg.scores_file, "/b");
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_PRETEST_DOMAIN, ""),
+                   0);
+  assert_string_equal(cfg.pretest_domain, "");
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_TLS_CA, "/ca"), 0);
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_TLS_NAME, "n"), 0);
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_LIST_FILE, "l"), 0);
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_DATA_FILE, "d"), 0);
+  assert_string_equal(cfg.tls_ca, "/ca");
+  assert_string_equal(cfg.tls_name, "n");
+  assert_string_equal(cfg.discovery.list_file, "l");
+  assert_string_equal(cfg.discovery.data_file, "d");
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_SCORES_FILE, NULL),
+                   RP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(
+      rp_config_set_string(&cfg, (rp_config_string)99, "x"),
+      RP_ERR_INVALID_ARGUMENT);
+  rp_test_mem_fail_at(&tm, 0, RP_TEST_MEM_FAIL_ONE);
+  assert_int_equal(rp_config_set_string(&cfg, RP_CONFIG_SCORES_FILE, "/c"),
+                   RP_ERR_NOMEM);
+  assert_string_equal(cfg.scores_file, "/b");
+  rp_config_free(&cfg);
+}
+
+/* read_text writes |len| bytes of 'x' to a temporary file and reads it
+   back with rp_config_read_stream under |max_len|. */
+static int read_text(const rp_mem *mem, size_t len, size_t max_len,
+                     size_t *plen) {
+  FILE *f = tmpfile();
+  char *buf = NULL;
+  size_t i;
+  int rv;
+  assert_non_null(f);
+  for (i = 0; i < len; ++i) {
+    fputc('x', f);
+  }
+  rewind(f);
+  *plen = 0;
+  rv = rp_config_read_stream(mem, f, max_len, &buf, plen);
+  fclose(f);
+  if (rv == 0) {
+    assert_int_equal(strlen(buf), *plen);
+    mem->free(buf, mem->user_data);
+  } else {
+    assert_null(buf);
+  }
+  return rv;
+}
+
+/* rp_config_read_stream takes a text whose bytes and NUL fit in max_len,
+   at any max_len (not only the buffer's doubling steps), and refuses one
+   byte more with nothing left allocated. */
+static void test_config_read_stream(void **state) {
+  const rp_mem *mem = rp_test_mem_plain();
+  rp_test_mem tm;
+  size_t n;
+  (void)state;
+  assert_int_equal(read_text(mem, 0, 1, &n), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(read_text(mem, 0, 0, &n), RP_ERR_FULL);
+  assert_int_equal(read_text(mem, 5, 6, &n), 0);
+  assert_int_equal(n, 5);
+  assert_int_equal(read_text(mem, 5, 5, &n), RP_ERR_FULL);
+  assert_int_equal(read_text(mem, 10000, 10001, &n), 0);
+  assert_int_equal(n, 10000);
+  assert_int_equal(read_text(mem, 10000, 10000, &n), RP_ERR_FULL);
+  assert_int_equal(read_text(mem, 8191, 8192, &n), 0);
+  assert_int_equal(read_text(mem, 8192, 8192, &n), RP_ERR_FULL);
+  assert_int_equal(read_text(mem, 20000, SIZE_MAX, &n), 0);
+  assert_int_equal(n, 20000);
+  rp_test_mem_init(&tm);
+  rp_test_mem_fail_at(&tm, 1, RP_TEST_MEM_FAIL_ONE);
+  assert_int_equal(read_text(&tm.mem, 10000, SIZE_MAX, &n), RP_ERR_NOMEM);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config_true),
@@ -359,6 +445,8 @@ int main(void) {
       cmocka_unit_test(test_config_file),
       cmocka_unit_test(test_config_duplicates),
       cmocka_unit_test(test_config_listen_loopback),
+      cmocka_unit_test(test_config_set_string),
+      cmocka_unit_test(test_config_read_stream),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
