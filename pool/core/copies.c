@@ -58,7 +58,7 @@ void rp_copies_judge(rp_copies *c, const rp_settings *set, int carried) {
   if (total < set->copy_window) {
     return;
   }
-  if (c->repeat * 2 >= total) {
+  if ((double)c->data <= set->copy_data_share * (double)total) {
     c->level -= set->copy_step;
     if (c->level < 0.0) {
       c->level = 0.0;

@@ -63,6 +63,19 @@ static int query_deliver(rp_pool *pool, rp_query *q, const uint8_t *data,
   return 0;
 }
 
+/* query_judge records one judgement of |q|'s copies and logs a change
+   of the copy level. */
+static void query_judge(rp_pool *pool, int carried) {
+  double before = pool->copies.level;
+
+  rp_copies_judge(&pool->copies, &pool->set, carried);
+  if (pool->copies.level != before) {
+    rp_pool_log(pool, RP_LOG_DEBUG, RP_LOG_CAT_SEL, pool->now,
+                "ev=copy_level level=%.2f was=%.2f inflight=%zu",
+                pool->copies.level, before, rp_fanout_inflight(pool));
+  }
+}
+
 int rp_query_deliver_judged(rp_pool *pool, rp_query *q, const uint8_t *data,
                             size_t len) {
   uint64_t h = 0;
@@ -78,14 +91,14 @@ int rp_query_deliver_judged(rp_pool *pool, rp_query *q, const uint8_t *data,
         ++pool->stats.repeats_dropped;
         if (q->had_copy) {
           ++pool->stats.copies_repeat;
-          rp_copies_judge(&pool->copies, &pool->set, 0);
+          query_judge(pool, 0);
         }
         return 0;
       }
     }
     if (q->had_copy) {
       ++pool->stats.copies_data;
-      rp_copies_judge(&pool->copies, &pool->set, 1);
+      query_judge(pool, 1);
     }
   }
   if (need && q->nseen < RP_COPIES_SEEN) {

@@ -143,6 +143,8 @@ static const rp_settings_field settings_table[] = {
                    "copies' answers judged at once"),
     SETTINGS_FIELD(copy_step, RP_SETTINGS_DOUBLE,
                    "change of copies per query per judgement"),
+    SETTINGS_FIELD(copy_data_share, RP_SETTINGS_DOUBLE,
+                   "copies rise above this share of them carrying data"),
     SETTINGS_FIELD(copy_probe_interval, RP_SETTINGS_DURATION,
                    "when no copies are sent, a few are tried this often"),
     SETTINGS_FIELD(copy_probe_queries, RP_SETTINGS_U32,

@@ -419,6 +419,10 @@ typedef struct rp_settings {
   /* copy_step is how much the copies per query change per judgement
      (0.5). */
   double copy_step;
+  /* copy_data_share: the copies per query rise after a window of
+     copy_window judgements in which more than this share of the copies
+     carried data, and fall otherwise, 0..1 (0.5). */
+  double copy_data_share;
   /* copy_probe_interval: when no copies are sent, a few are tried this
      often, ns (2 s). */
   rp_duration copy_probe_interval;

@@ -253,6 +253,16 @@ static size_t h_fake_payload_len(const harness *h, h_fake *f, uint64_t qn) {
   return plen;
 }
 
+/* h_fake_empty returns 1 if |f| answers query number |qn| empty (the
+   same bytes each time): a fixed hash of |qn| under empty_share. */
+static int h_fake_empty(const h_fake *f, uint64_t qn) {
+  uint64_t z = qn * 0x9e3779b97f4a7c15ULL;
+
+  z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ULL;
+  z ^= z >> 29;
+  return (double)(z >> 11) / 9007199254740992.0 < f->empty_share;
+}
+
 /* h_fake_answer builds |f|'s answer to |msg| (the query |data|) into
    |e|'s buffer and returns its length. */
 static rp_ssize h_fake_answer(const harness *h, h_fake *f, h_event *e,
@@ -267,7 +277,7 @@ static rp_ssize h_fake_answer(const harness *h, h_fake *f, h_event *e,
   }
   memset(payload, 'x', sizeof(payload));
   plen = h_fake_payload_len(h, f, h_qn_of(data, len));
-  if (f->varied) {
+  if (f->varied && !h_fake_empty(f, h_qn_of(data, len))) {
     snprintf((char *)payload, plen < 12 ? plen : 12, "%011llu",
              (unsigned long long)h->nsends);
   }

@@ -81,6 +81,11 @@ typedef struct h_fake {
      each copy with other queued data); 0: the same bytes for the same
      question and size (a plain resolver). */
   int varied;
+  /* empty_share: with |varied|, this share of the queries (drawn from
+     the query's number) get the same bytes in every answer, as
+     dnstt-server answers a poll and its copy empty when it has nothing
+     queued: only the others' copies carry data (0: none). */
+  double empty_share;
   uint64_t last_qn;
   uint32_t flags;
   int score;

@@ -418,6 +418,15 @@ static void test_core_pool_settings(void **state) {
   rp_settings_default(&s, RP_KIND_DNSTT);
   assert_int_equal(s.duplicate, 2);
   assert_int_equal(s.wait_for_token, 1);
+  assert_int_equal(s.copy_window, 32);
+  assert_true(s.copy_data_share == 0.25);
+  assert_int_equal(rp_settings_set(&s, "copy_data_share=1", NULL, 0),
+                   RP_ERR_CONFIG);
+  assert_int_equal(rp_settings_set(&s, "copy_data_share=-0.1", NULL, 0),
+                   RP_ERR_CONFIG);
+  assert_int_equal(rp_settings_set(&s, "copy_data_share=0", NULL, 0), 0);
+  assert_true(s.copy_data_share == 0.0);
+  rp_settings_default(&s, RP_KIND_DNSTT);
   rp_settings_default(&s, RP_KIND_MASTERDNS);
   assert_int_equal(s.duplicate, 5);
   assert_int_equal(s.wait_for_token, 1);
@@ -426,8 +435,12 @@ static void test_core_pool_settings(void **state) {
   assert_true(s.token_wait == 50 * RP_MILLISECONDS);
   assert_int_equal(s.hedge_max_inflight, 24);
   assert_true(s.late_window == 10 * RP_SECONDS);
+  assert_int_equal(s.copy_window, 8);
+  assert_true(s.copy_data_share == 0.5);
   rp_settings_default(&s, RP_KIND_GENERIC);
   assert_int_equal(s.hedge_max_inflight, 0);
+  assert_int_equal(s.copy_window, 8);
+  assert_true(s.copy_data_share == 0.5);
   assert_true(s.late_window == 0);
   assert_int_equal(s.wait_for_token, 1);
   assert_true(s.deadline == 5 * RP_SECONDS);

@@ -602,6 +602,53 @@ static void test_core_tunnel_auto_kind_dnstt(void **state) {
   h_free(&h);
 }
 
+/* copies_per_query runs a pool of |kind| (its own duplicate) over one
+   2 ms resolver whose copies' answers carry data but for |empty_share|
+   of the queries (|varied| 0: a plain resolver, every copy repeats), at
+   500 queries/s, and returns the copies per query from 3 s to 7 s. */
+static double copies_per_query(rp_kind kind, double empty_share, int varied) {
+  harness h;
+  rp_settings set;
+  uint64_t before, q0;
+  double share;
+
+  h_kind_settings(&set, kind);
+  set.duplicate = 2;
+  assert_int_equal(h_init(&h, &set, 140), 0);
+  h_add(&h, &(h_fake){.delay = 2 * MS, .varied = varied,
+                      .empty_share = empty_share});
+  h_run(&h, 3 * S, 500);
+  before = h_pstats(&h).copies;
+  q0 = h.qn;
+  h_run(&h, 4 * S, 500);
+  share = (double)(h_pstats(&h).copies - before) / (double)(h.qn - q0);
+  print_message("kind %d, empty %.2f, varied %d: %.3f copies per query\n",
+                (int)kind, empty_share, varied, share);
+  assert_int_equal(h.failed, 0);
+  h_free(&h);
+  return share;
+}
+
+/* The real dnstt-client's copies: about half of their answers carry
+   data (dnstt-server answers a poll and its copy empty when nothing is
+   queued). Kind dnstt judges 32 at a time and keeps them while more than
+   a quarter carry data: a copy a query. The generic rule (8 at a time,
+   cut at half) loses them to the probes; a plain resolver's copies
+   (every one repeats) stop under both. */
+static void test_core_tunnel_dnstt_copies_half_data(void **state) {
+  rp_settings set;
+
+  (void)state;
+  rp_settings_default(&set, RP_KIND_DNSTT);
+  assert_int_equal(set.copy_window, 32);
+  assert_true(set.copy_data_share == 0.25);
+  assert_true(copies_per_query(RP_KIND_DNSTT, 0.5, 1) > 0.9);
+  assert_true(copies_per_query(RP_KIND_DNSTT, 0.0, 1) > 0.9);
+  assert_true(copies_per_query(RP_KIND_GENERIC, 0.5, 1) < 0.3);
+  assert_true(copies_per_query(RP_KIND_DNSTT, 0.0, 0) < 0.05);
+  assert_true(copies_per_query(RP_KIND_DNSTT, 0.9, 1) < 0.05);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_core_tunnel_opening_burst),
@@ -617,6 +664,7 @@ int main(void) {
       cmocka_unit_test(test_core_tunnel_dead_probation_fails_soon),
       cmocka_unit_test(test_core_tunnel_auto_kind_masterdns),
       cmocka_unit_test(test_core_tunnel_auto_kind_dnstt),
+      cmocka_unit_test(test_core_tunnel_dnstt_copies_half_data),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
