@@ -6,7 +6,7 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set logscale y 2
-set yrange [0.5:2]
+set yrange [1:2]
 set ylabel "ratio of median kbps (log 2 scale; 1 = level)"
 set grid ytics
 set key outside right top vertical
