@@ -67,6 +67,20 @@ void sim_net_costs_default(sim_net_costs *c, const char *tunnel) {
   c->server_wake = t->server_wake * NET_US;
 }
 
+void sim_net_costs_scale(sim_net_costs *c, double factor) {
+  rp_duration *fields[] = {
+      &c->client_recv,  &c->client_send,  &c->client_wake, &c->client_fresh,
+      &c->pool_recv,    &c->pool_send,    &c->inproc,      &c->server_recv,
+      &c->server_send,  &c->server_wake,  &c->fakeres_recv, &c->fakeres_send,
+      &c->fakeres_wake, &c->relay_recv,   &c->relay_send,  &c->relay_wake,
+      &c->timer};
+  size_t i;
+
+  for (i = 0; i < sizeof(fields) / sizeof(fields[0]); ++i) {
+    *fields[i] = (rp_duration)((double)*fields[i] * factor + 0.5);
+  }
+}
+
 void sim_net_cell_default(sim_net_cell *cell) {
   memset(cell, 0, sizeof(*cell));
   tun_drv_settings_default(&cell->drv, TUN_DRV_WORKERS);

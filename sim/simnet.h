@@ -166,6 +166,10 @@ void sim_net_cell_default(sim_net_cell *cell);
    the minimal DNSTT's). docs/simulator.md says where each came from. */
 void sim_net_costs_default(sim_net_costs *costs, const char *tunnel);
 
+/* sim_net_costs_scale multiplies every cost of |costs| by |factor| (a
+   machine that much slower; respool-sim table --cost-scale). */
+void sim_net_costs_scale(sim_net_costs *costs, double factor);
+
 /* sim_net_run runs |cell| and fills |res|. Returns 0, RP_ERR_NOMEM,
    RP_ERR_INVALID_ARGUMENT (bad settings), or a fatal error of an
    engine. */

@@ -38,6 +38,7 @@ static void table_usage(FILE *fp) {
   fprintf(fp,
           "usage: respool-sim table [--setup S] [--column C] [--seed N]\n"
           "                         [--rounds R] [--quick] [--cores N]\n"
+          "                         [--cost-scale X]\n"
           "                         [--setups FILE] [--columns FILE]\n"
           "                         [--set NAME=VALUE ...] [--json] [--list]\n"
           "\n"
@@ -53,6 +54,8 @@ static void table_usage(FILE *fp) {
           "  --rounds R             rounds per cell, seeds N.. (default 1)\n"
           "  --quick                the QUICK transfers (64 KiB, 2 s)\n"
           "  --cores N              the machine's cores (default 2)\n"
+          "  --cost-scale X         every process's CPU costs times X: a\n"
+          "                         machine X times slower (default 1)\n"
           "  --set NAME=VALUE       an rp_settings field of every pool (after\n"
           "                         the kind's defaults; respool-sim\n"
           "                         --list-settings names them)\n"
@@ -391,6 +394,7 @@ int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
       .seed = 1,
       .rounds = 1,
       .cores = 2,
+      .cost_scale = 1.0,
   };
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -434,6 +438,19 @@ int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
         return 2;
       }
       o->sets[o->nsets++] = v;
+    } else if (strcmp(a, "--cost-scale") == 0) {
+      double x;
+
+      errno = 0;
+      x = strtod(v, &end);
+      if (errno != 0 || end == v || *end != 0 || !(x > 0.0) || x > 100.0) {
+        fprintf(stderr,
+                "respool-sim table: bad value '%s' for --cost-scale (want a "
+                "number above 0, at most 100)\n",
+                v);
+        return 2;
+      }
+      o->cost_scale = x;
     } else if (strcmp(a, "--setups") == 0) {
       o->setups_path = v;
     } else if (strcmp(a, "--columns") == 0) {
@@ -490,6 +507,7 @@ static cJSON *table_head(const sim_table *t, const sim_table_opts *o,
     cJSON_AddNumberToObject(*pout, "seed", (double)o->seed);
     cJSON_AddNumberToObject(*pout, "rounds", (double)o->rounds);
     cJSON_AddNumberToObject(*pout, "cores", (double)o->cores);
+    cJSON_AddNumberToObject(*pout, "cost_scale", o->cost_scale);
     cJSON_AddBoolToObject(*pout, "quick", o->quick);
     return cJSON_AddArrayToObject(*pout, "results");
   }

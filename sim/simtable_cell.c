@@ -174,6 +174,7 @@ int sim_table_cell(const sim_table *t, const sim_table_opts *o,
     return 2;
   }
   sim_net_costs_default(&cell->costs, c->tunnel);
+  sim_net_costs_scale(&cell->costs, o->cost_scale);
   if (rp_dns_name_from_text(&cell->drv.domain, t->domain) != 0) {
     snprintf(err, errlen, "bad domain %s", t->domain);
     return 2;

@@ -56,6 +56,8 @@ typedef struct sim_table_opts {
   size_t nonly_setups, nonly_columns;
   uint64_t seed, rounds;
   uint32_t cores;
+  /* cost_scale multiplies every process's CPU costs (1). */
+  double cost_scale;
   int quick, json, list;
 } sim_table_opts;
 

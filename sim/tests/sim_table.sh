@@ -1,7 +1,8 @@
 #!/bin/sh
 # sim_table.sh BIN: `respool-sim table`, the benchmark table in virtual
 # time: the same seed gives byte-identical JSON, another seed another
-# run; bad options exit 2 naming the value; the limited cells move their
+# run; bad options exit 2 naming the value; --cost-scale 2 halves a
+# CPU-bound cell; the limited cells move their
 # bytes near the fake resolvers' limits (wide margins: the figures belong
 # to results/sim-vs-loopback.md, this checks the machine runs).
 set -u
@@ -18,6 +19,22 @@ grep -q -- "--seed" "$TMP/help" || fail "table --help does not mention --seed"
 "$BIN" table --rounds x >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] || fail "a bad --rounds must exit 2"
 grep -q "'x'" "$TMP/err" || fail "the error must name the value"
+
+for v in 0 -1 x 101; do
+  "$BIN" table --cost-scale "$v" >/dev/null 2>"$TMP/err"
+  [ $? -eq 2 ] || fail "--cost-scale $v must exit 2"
+  grep -q -- "'$v'" "$TMP/err" || fail "the --cost-scale error must name $v"
+done
+# A machine twice as slow: the CPU-bound cell moves less, by about half.
+"$BIN" table --setup one-unlimited --column dnstt-first --json >"$TMP/s1.json" 2>/dev/null || fail "cost-scale 1"
+"$BIN" table --setup one-unlimited --column dnstt-first --json --cost-scale 2 >"$TMP/s2.json" 2>/dev/null || fail "cost-scale 2"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$TMP/s1.json" "$TMP/s2.json" <<'PY' || fail "--cost-scale 2 did not slow the unlimited cell"
+import json, sys
+a, b = (json.load(open(p))["results"][0]["kbps_down"] for p in sys.argv[1:3])
+assert 0.35 < b / a < 0.65, (a, b)
+PY
+fi
 
 "$BIN" table --list >"$TMP/list" || fail "--list"
 grep -q "^setup  three-limited" "$TMP/list" || fail "--list lacks three-limited"
