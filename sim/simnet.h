@@ -66,10 +66,10 @@ typedef struct sim_net_costs {
   rp_duration pool_recv, pool_send;
   /* inproc is the cost of a message a process hands itself (the
      tunnel client and its in-process pool, rp_net_pool_query and the
-     answer queue), at each end, the core's own work on it included;
-     such a message crosses no link. 1.5 us puts the simulated DNSTT
-     pool / first at 1.32x on one-unlimited and three-lossy where
-     loopback measured 1.33-1.39x (MasterDNS: 1.40x against 1.11-1.14x,
+     answer queue), at each end, the core's own work included; such a
+     message crosses no link. 0.75 us puts the simulated DNSTT pool /
+     first at 1.34x on one-unlimited and 1.21x on three-lossy where
+     loopback measured 1.33-1.39x (MasterDNS: 1.81x against 1.11-1.14x,
      the MD client model being off already over the socket). */
   rp_duration inproc;
   rp_duration server_recv, server_send, server_wake;

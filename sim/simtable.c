@@ -12,6 +12,7 @@
  */
 #include "simtable.h"
 
+#include "simjobs.h"
 #include "simsweep.h"
 #include "simtable_internal.h"
 
@@ -35,41 +36,44 @@
 #define TABLE_MIB 1048576.0
 
 static void table_usage(FILE *fp) {
-  fprintf(fp,
-          "usage: respool-sim table [--setup S] [--column C] [--seed N]\n"
-          "                         [--rounds R] [--quick] [--cores N]\n"
-          "                         [--cost-scale X]\n"
-          "                         [--setups FILE] [--columns FILE]\n"
-          "                         [--set NAME=VALUE ...] [--json] [--list]\n"
-          "\n"
-          "Runs the benchmark table in virtual time: every setup of\n"
-          "scenarios/setups.json against every column of\n"
-          "scenarios/columns.json, each cell a simulated loopback machine\n"
-          "(the tunnel client and server, the fake resolvers and the\n"
-          "relay as processes on --cores CPUs) driving the project's own\n"
-          "engines. The same seed gives the same output, byte for byte.\n"
-          "\n"
-          "  --setup S, --column C  only these (repeatable, or a,b)\n"
-          "  --seed N               the first round's seed (default 1)\n"
-          "  --rounds R             rounds per cell, seeds N.. (default 1)\n"
-          "  --quick                the QUICK transfers (64 KiB, 2 s)\n"
-          "  --cores N              the machine's cores (default 2)\n"
-          "  --cost-scale X         every process's CPU costs times X: a\n"
-          "                         machine X times slower (default 1)\n"
-          "  --set NAME=VALUE       an rp_settings field of every pool (after\n"
-          "                         the kind's defaults; respool-sim\n"
-          "                         --list-settings names them)\n"
-          "  --setups, --columns    the files (default the source tree's)\n"
-          "  --json                 print the rounds as JSON for\n"
-          "                         scenarios/runner.py --sim-results\n"
-          "  --list                 list the setups and columns, exit\n"
-          "  --sweep F=V1,V2,...    a sweep of an rp_settings field over the\n"
-          "                         cells; --timeline FILE.csv one cell's\n"
-          "                         resolvers in time (respool-sim table\n"
-          "                         --sweep --help says more)\n"
-          "\n"
-          "Without --json: the median download kbps of each cell.\n"
-          "Exit status 0, 1 when a run failed, 2 for bad usage.\n");
+  fprintf(
+      fp,
+      "usage: respool-sim table [--setup S] [--column C] [--seed N]\n"
+      "                         [--rounds R] [--quick] [--cores N]\n"
+      "                         [--cost-scale X] [--jobs N]\n"
+      "                         [--setups FILE] [--columns FILE]\n"
+      "                         [--set NAME=VALUE ...] [--json] [--list]\n"
+      "\n"
+      "Runs the benchmark table in virtual time: every setup of\n"
+      "scenarios/setups.json against every column of\n"
+      "scenarios/columns.json, each cell a simulated loopback machine\n"
+      "(the tunnel client and server, the fake resolvers and the\n"
+      "relay as processes on --cores CPUs) driving the project's own\n"
+      "engines. The same seed gives the same output, byte for byte.\n"
+      "\n"
+      "  --setup S, --column C  only these (repeatable, or a,b)\n"
+      "  --seed N               the first round's seed (default 1)\n"
+      "  --rounds R             rounds per cell, seeds N.. (default 1)\n"
+      "  --quick                the QUICK transfers (64 KiB, 2 s)\n"
+      "  --cores N              the machine's cores (default 2)\n"
+      "  --cost-scale X         every process's CPU costs times X: a\n"
+      "                         machine X times slower (default 1)\n"
+      "  --jobs N               cells run on N processes at once (default:\n"
+      "                         the cores online); the output is the same\n"
+      "  --set NAME=VALUE       an rp_settings field of every pool (after\n"
+      "                         the kind's defaults; respool-sim\n"
+      "                         --list-settings names them)\n"
+      "  --setups, --columns    the files (default the source tree's)\n"
+      "  --json                 print the rounds as JSON for\n"
+      "                         scenarios/runner.py --sim-results\n"
+      "  --list                 list the setups and columns, exit\n"
+      "  --sweep F=V1,V2,...    a sweep of an rp_settings field over the\n"
+      "                         cells; --timeline FILE.csv one cell's\n"
+      "                         resolvers in time (respool-sim table\n"
+      "                         --sweep --help says more)\n"
+      "\n"
+      "Without --json: the median download kbps of each cell.\n"
+      "Exit status 0, 1 when a run failed, 2 for bad usage.\n");
 }
 
 /* ---------------------------------------------------------------- */
@@ -349,13 +353,6 @@ static cJSON *table_round_json(const sim_table_setup *s,
   return o;
 }
 
-static double table_wall(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / SIM_TABLE_NS_PER_S;
-}
-
 static int table_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
 
@@ -395,6 +392,7 @@ int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
       .rounds = 1,
       .cores = 2,
       .cost_scale = 1.0,
+      .jobs = sim_jobs_default_workers(),
   };
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -456,13 +454,14 @@ int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
     } else if (strcmp(a, "--columns") == 0) {
       o->columns_path = v;
     } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--rounds") == 0 ||
-               strcmp(a, "--cores") == 0) {
+               strcmp(a, "--cores") == 0 || strcmp(a, "--jobs") == 0) {
       uint64_t n;
 
       errno = 0;
       n = strtoull(v, &end, 10);
       if (errno != 0 || *end != 0 || *v == '-' ||
-          (strcmp(a, "--seed") != 0 && (n == 0 || n > 1024))) {
+          (strcmp(a, "--seed") != 0 && (n == 0 || n > 1024)) ||
+          (strcmp(a, "--jobs") == 0 && n > SIM_JOBS_MAX_WORKERS)) {
         fprintf(stderr, "respool-sim table: bad value '%s' for %s\n", v, a);
         return 2;
       }
@@ -470,6 +469,8 @@ int sim_table_parse(int argc, char **argv, sim_table_opts *o) {
         o->seed = n;
       } else if (strcmp(a, "--rounds") == 0) {
         o->rounds = n;
+      } else if (strcmp(a, "--jobs") == 0) {
+        o->jobs = (unsigned)n;
       } else {
         o->cores = (uint32_t)n;
       }
@@ -523,46 +524,71 @@ static cJSON *table_head(const sim_table *t, const sim_table_opts *o,
   return NULL;
 }
 
-/* table_run_cell runs the rounds of setup |s| under column |c|, adding
-   each to |rounds| (--json) or printing the median kbps as the table's
-   cell. Sets |*pstatus| to 1 when a run fails. */
-static void table_run_cell(const sim_table *t, const sim_table_opts *o,
-                           const sim_table_setup *s, const sim_table_column *c,
-                           cJSON *rounds, int *pstatus) {
-  char err[SIM_TABLE_ERRLEN];
+/* table_job is what a job of the table needs to build its cell: job
+   k is round k % rounds of column (k / rounds) % ncolumns of setup
+   k / (rounds x ncolumns). */
+typedef struct table_job {
+  const sim_table *t;
+  const sim_table_opts *o;
+} table_job;
+
+static int table_make(size_t k, sim_net_cell *cell, char *err, size_t errlen,
+                      void *ud) {
+  const table_job *j = ud;
+  size_t round = k % j->o->rounds, rest = k / j->o->rounds;
+  size_t ci = rest % j->t->ncolumns, si = rest / j->t->ncolumns;
+
+  return sim_table_cell(j->t, j->o, &j->t->setups[si], &j->t->columns[ci],
+                        j->o->seed + round, cell, err, errlen);
+}
+
+/* table_done prints job |k|'s progress line on stderr (in its worker). */
+static void table_done(size_t k, const sim_job_out *out, void *ud) {
+  const table_job *j = ud;
+  size_t round = k % j->o->rounds, rest = k / j->o->rounds;
+  size_t ci = rest % j->t->ncolumns, si = rest / j->t->ncolumns;
+
+  if (out->made == 0 && out->rv == 0) {
+    fprintf(stderr,
+            "[sim] %s / %s / round %zu: %.0f kbps, %" PRIu64
+            " events, %.2f s\n",
+            j->t->setups[si].name, j->t->columns[ci].name, round + 1,
+            out->res.kbps_down, out->res.events, out->wall);
+  }
+}
+
+/* table_report_cell reports the rounds |outs| of setup |s| under column
+   |c|, adding each to |rounds| (--json) or printing the median kbps as
+   the table's cell; a cell's rounds stop at its first failure. Sets
+   |*pstatus| to 1 when a run failed. */
+static void table_report_cell(const sim_table_opts *o, const sim_table_setup *s,
+                              const sim_table_column *c,
+                              const sim_job_out *outs, cJSON *rounds,
+                              int *pstatus) {
   double kbps[SIM_TABLE_MAX];
-  sim_net_cell cell;
-  sim_net_result res;
   size_t nk = 0;
   uint64_t k;
-  int rv;
 
   for (k = 0; k < o->rounds; ++k) {
-    double w0 = table_wall();
+    const sim_job_out *out = &outs[k];
 
-    rv = sim_table_cell(t, o, s, c, o->seed + k, &cell, err, sizeof(err));
-    if (rv != 0) {
+    if (out->made != 0) {
       fprintf(stderr, "respool-sim table: %s / %s: %s\n", s->name, c->name,
-              err);
+              out->err);
       break;
     }
-    rv = sim_net_run(&cell, &res);
-    if (rv != 0) {
+    if (out->rv != 0) {
       fprintf(stderr, "respool-sim table: %s / %s: %s\n", s->name, c->name,
-              rp_strerror(rv));
+              out->rv == SIM_JOBS_LOST ? "its worker died"
+                                       : rp_strerror(out->rv));
       *pstatus = 1;
       break;
     }
     if (nk < SIM_TABLE_MAX) {
-      kbps[nk++] = res.kbps_down;
+      kbps[nk++] = out->res.kbps_down;
     }
-    fprintf(stderr,
-            "[sim] %s / %s / round %" PRIu64 ": %.0f kbps, "
-            "%" PRIu64 " events, %.2f s\n",
-            s->name, c->name, k + 1, res.kbps_down, res.events,
-            table_wall() - w0);
     if (o->json) {
-      cJSON_AddItemToArray(rounds, table_round_json(s, c, k + 1, &res));
+      cJSON_AddItemToArray(rounds, table_round_json(s, c, k + 1, &out->res));
     }
   }
   if (!o->json) {
@@ -571,7 +597,6 @@ static void table_run_cell(const sim_table *t, const sim_table_opts *o,
     } else {
       printf(" %.0f |", sim_table_median(kbps, nk));
     }
-    fflush(stdout);
   }
 }
 
@@ -608,7 +633,8 @@ int sim_table_main(int argc, char **argv) {
   static sim_table t;
   sim_table_opts o;
   cJSON *out = NULL, *rounds;
-  size_t si, ci;
+  sim_job_out *outs;
+  size_t si, ci, njobs;
   int rv, status = 0;
 
   if (table_wants_sweep(argc, argv)) {
@@ -625,18 +651,30 @@ int sim_table_main(int argc, char **argv) {
     }
     return rv < 0 ? 0 : rv;
   }
+  njobs = t.nsetups * t.ncolumns * o.rounds;
+  outs = calloc(njobs ? njobs : 1, sizeof(*outs));
+  if (outs == NULL) {
+    fprintf(stderr, "respool-sim table: out of memory\n");
+    sim_table_free(&t);
+    return 1;
+  }
+  sim_jobs_run(njobs, o.jobs, table_make, table_done,
+               &(table_job){.t = &t, .o = &o}, outs);
   rounds = table_head(&t, &o, &out);
   for (si = 0; si < t.nsetups; ++si) {
     if (!o.json) {
       printf("| %s |", t.setups[si].name);
     }
     for (ci = 0; ci < t.ncolumns; ++ci) {
-      table_run_cell(&t, &o, &t.setups[si], &t.columns[ci], rounds, &status);
+      table_report_cell(&o, &t.setups[si], &t.columns[ci],
+                        &outs[(si * t.ncolumns + ci) * o.rounds], rounds,
+                        &status);
     }
     if (!o.json) {
       printf("\n");
     }
   }
+  free(outs);
   if (o.json && table_print_json(out) != 0) {
     status = 1;
   }

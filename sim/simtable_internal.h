@@ -58,6 +58,8 @@ typedef struct sim_table_opts {
   uint32_t cores;
   /* cost_scale multiplies every process's CPU costs (1). */
   double cost_scale;
+  /* jobs is how many processes run the cells (the cores online). */
+  unsigned jobs;
   int quick, json, list;
 } sim_table_opts;
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # sim_table.sh BIN: `respool-sim table`, the benchmark table in virtual
-# time: the same seed gives byte-identical JSON, another seed another
+# time: the same seed gives byte-identical JSON (on 1, 3 or the default
+# number of worker processes), another seed another
 # run; bad options exit 2 naming the value; --cost-scale 2 halves a
 # CPU-bound cell; the limited cells move their
 # bytes near the fake resolvers' limits (wide margins: the figures belong
@@ -44,7 +45,13 @@ ARGS="--setup three-limited,three-limited-one-dead --column dnstt-pool,md-own,dn
 "$BIN" table $ARGS --seed 7 >"$TMP/a.json" 2>/dev/null || fail "table run a"
 "$BIN" table $ARGS --seed 7 >"$TMP/b.json" 2>/dev/null || fail "table run b"
 "$BIN" table $ARGS --seed 8 >"$TMP/c.json" 2>/dev/null || fail "table run c"
+"$BIN" table $ARGS --seed 7 --jobs 1 >"$TMP/j1.json" 2>/dev/null || fail "table run --jobs 1"
+"$BIN" table $ARGS --seed 7 --jobs 3 >"$TMP/j3.json" 2>/dev/null || fail "table run --jobs 3"
 cmp -s "$TMP/a.json" "$TMP/b.json" || fail "same seed, different output"
+cmp -s "$TMP/a.json" "$TMP/j1.json" || fail "--jobs 1 changed the output"
+cmp -s "$TMP/a.json" "$TMP/j3.json" || fail "--jobs 3 changed the output"
+"$BIN" table --jobs 0 >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] || fail "--jobs 0 must exit 2"
 cmp -s "$TMP/a.json" "$TMP/c.json" && fail "another seed, the same output"
 
 if command -v python3 >/dev/null 2>&1; then
