@@ -12,8 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* jobs_shared is the shared memory: the next job to take, then the
-   jobs' states (0 not taken, 1 running, 2 done) and outcomes. */
+/* jobs_shared heads the shared memory: the next job to take. After it
+   come the jobs' outcomes (sim_job_out each), then their states (a byte
+   each: 0 not taken, 1 running, 2 done). */
 typedef struct jobs_shared {
   size_t next;
 } jobs_shared;

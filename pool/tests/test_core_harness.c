@@ -270,14 +270,16 @@ static rp_ssize h_fake_answer(const harness *h, h_fake *f, h_event *e,
                               size_t len) {
   uint8_t payload[H_MSG_MAX];
   size_t plen;
+  uint64_t qn;
 
   if (f->servfail) {
     return rp_dns_build_error(e->buf, sizeof(e->buf), data, len,
                               RP_DNS_RCODE_SERVFAIL);
   }
   memset(payload, 'x', sizeof(payload));
-  plen = h_fake_payload_len(h, f, h_qn_of(data, len));
-  if (f->varied && !h_fake_empty(f, h_qn_of(data, len))) {
+  qn = h_qn_of(data, len);
+  plen = h_fake_payload_len(h, f, qn);
+  if (f->varied && !h_fake_empty(f, qn)) {
     snprintf((char *)payload, plen < 12 ? plen : 12, "%011llu",
              (unsigned long long)h->nsends);
   }
