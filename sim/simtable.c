@@ -532,28 +532,42 @@ typedef struct table_job {
   const sim_table_opts *o;
 } table_job;
 
+/* table_job_at gives job |k|'s setup, column and round (from 0). */
+static void table_job_at(const table_job *j, size_t k,
+                         const sim_table_setup **ps,
+                         const sim_table_column **pc, size_t *pround) {
+  size_t rest = k / j->o->rounds;
+
+  *pround = k % j->o->rounds;
+  *pc = &j->t->columns[rest % j->t->ncolumns];
+  *ps = &j->t->setups[rest / j->t->ncolumns];
+}
+
 static int table_make(size_t k, sim_net_cell *cell, char *err, size_t errlen,
                       void *ud) {
   const table_job *j = ud;
-  size_t round = k % j->o->rounds, rest = k / j->o->rounds;
-  size_t ci = rest % j->t->ncolumns, si = rest / j->t->ncolumns;
+  const sim_table_setup *s;
+  const sim_table_column *c;
+  size_t round;
 
-  return sim_table_cell(j->t, j->o, &j->t->setups[si], &j->t->columns[ci],
-                        j->o->seed + round, cell, err, errlen);
+  table_job_at(j, k, &s, &c, &round);
+  return sim_table_cell(j->t, j->o, s, c, j->o->seed + round, cell, err,
+                        errlen);
 }
 
 /* table_done prints job |k|'s progress line on stderr (in its worker). */
 static void table_done(size_t k, const sim_job_out *out, void *ud) {
-  const table_job *j = ud;
-  size_t round = k % j->o->rounds, rest = k / j->o->rounds;
-  size_t ci = rest % j->t->ncolumns, si = rest / j->t->ncolumns;
+  const sim_table_setup *s;
+  const sim_table_column *c;
+  size_t round;
 
+  table_job_at(ud, k, &s, &c, &round);
   if (out->made == 0 && out->rv == 0) {
     fprintf(stderr,
             "[sim] %s / %s / round %zu: %.0f kbps, %" PRIu64
             " events, %.2f s\n",
-            j->t->setups[si].name, j->t->columns[ci].name, round + 1,
-            out->res.kbps_down, out->res.events, out->wall);
+            s->name, c->name, round + 1, out->res.kbps_down, out->res.events,
+            out->wall);
   }
 }
 
