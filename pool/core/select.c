@@ -13,6 +13,9 @@
 /* SELECT_SPILL_LOOK bounds how many resolvers a spill looks at, cheapest
    first (bounded work per query at 10 000 resolvers). */
 #define SELECT_SPILL_LOOK 16
+/* SELECT_MAX_GAP_NS bounds a stretched retry gap (an hour), as a double:
+   retry_left_out may be set to hours and the stretch to 1000. */
+#define SELECT_MAX_GAP_NS 3.6e12
 
 /* select_has_open_copy returns 1 if |q| has an open copy at |slot|. */
 static int select_has_open_copy(const rp_query *q, uint32_t slot) {
@@ -502,9 +505,41 @@ static int select_on_proven(const rp_pool *pool, const rp_query *q) {
   return 0;
 }
 
+/* select_retry_gap returns how long after its last send the left-out or
+   never-replied |r| is due for a retry: retry_left_out stretched by its
+   loss share (retry_loss_stretch). The share is the estimate over
+   loss_window, not its lower bound: a resolver retried every few seconds
+   has too few recent sends for the bound to leave 0 (1 lost of 5:
+   0.04). */
+static rp_duration select_retry_gap(const rp_pool *pool, const rp_res *r) {
+  double gap = (double)pool->set.retry_left_out *
+               (1.0 + pool->set.retry_loss_stretch *
+                          rp_health_loss_ratio(&r->health));
+
+  return gap >= SELECT_MAX_GAP_NS ? (rp_duration)SELECT_MAX_GAP_NS
+                                  : (rp_duration)gap;
+}
+
+/* select_retry_due returns 1 if |r|, the top of its LRU heap |pq|, is due
+   for a retry at |now|. One past retry_left_out but not past its
+   stretched gap goes behind the others, as if used (its last send
+   stays), so that it does not hold back those due behind it. */
+static int select_retry_due(rp_pool *pool, rp_pq *pq, rp_res *r,
+                            rp_tstamp now) {
+  if (!rp_tstamp_elapsed(r->last_used, pool->set.retry_left_out, now)) {
+    return 0;
+  }
+  if (rp_tstamp_elapsed(r->last_used, select_retry_gap(pool, r), now)) {
+    return 1;
+  }
+  r->use_seq = ++pool->use_seq;
+  rp_pq_update(pq, &r->e_lru);
+  return 0;
+}
+
 /* select_retry_fresh returns the least recently used resolver that
    never replied, if it holds no query and is due (never tried, or
-   retry_left_out after its last send), for a retry riding along |q|
+   select_retry_gap after its last send), for a retry riding along |q|
    placed on a resolver that replied before (while none has, those
    never replied take the queries themselves, one each); else
    RP_CORE_NONE. */
@@ -517,8 +552,7 @@ static uint32_t select_retry_fresh(rp_pool *pool, rp_query *q, rp_tstamp now) {
   r = select_fresh_top(pool, now);
   if (r == NULL || rp_select_has_open(q, r->slot) ||
       r->inflight >= RP_CORE_RES_MAX_INFLIGHT ||
-      (r->use_seq != 0 &&
-       !rp_tstamp_elapsed(r->last_used, pool->set.retry_left_out, now))) {
+      (r->use_seq != 0 && !select_retry_due(pool, &pool->fresh, r, now))) {
     return RP_CORE_NONE;
   }
   return r->slot;
@@ -534,7 +568,7 @@ static uint32_t select_retry_out(rp_pool *pool, rp_query *q, rp_tstamp now) {
     return RP_CORE_NONE;
   }
   r = rp_container_of(pe, rp_res, e_lru);
-  if (!rp_tstamp_elapsed(r->last_used, pool->set.retry_left_out, now)) {
+  if (!select_retry_due(pool, &pool->out, r, now)) {
     return RP_CORE_NONE;
   }
   rp_pq_pop(&pool->out);

@@ -17,18 +17,24 @@
  *   probation resolver past its limit): at start, when nothing replied,
  *   and when all are at their caps, as before. Otherwise it is explored
  *   by a retry riding along a client query placed on a resolver that
- *   replied (rp_select_left_out): at once, then retry_left_out after its
+ *   replied (rp_select_left_out): at once, then its retry gap after its
  *   last send, and one retry a query in all (the fresh and the left-out
- *   heap take turns). A dead one costs a datagram per retry_left_out;
+ *   heap take turns). A dead one costs a datagram per retry gap;
  *   a live one answers, leaves the fresh heap and starts its probation
  *   as before. A hedge goes to one that never replied only while nothing
  *   has answered; later a hedge of a try at one waits for room (query.c).
  * - A left-out resolver is re-checked on its own news (answer, loss) and
- *   when its retry is due (retry_left_out after its last send). Only one
+ *   when its retry is due (its retry gap after its last send). Only one
  *   retry rides along with each client query, so the cost of retries is
  *   bounded by the query rate, not by the number of resolvers; with many
  *   left-out (or never replied) resolvers each is retried less often than
  *   every 2 s.
+ * - The retry gap is retry_left_out (2 s) stretched by loss: x (1 +
+ *   retry_loss_stretch x its loss share over loss_window), 2 s for one
+ *   that loses nothing, about 6 s at 10 %, 42 s at most. A retry is a
+ *   copy of a live query: a tunnel server gives it data of its own, and
+ *   a lost one loses that data. One due by retry_left_out but not by its
+ *   gap goes behind the others of its heap, its last send unchanged.
  * - Copies go to the unlimited resolvers within the equal-cost band of
  *   the cheapest unlimited one (at most SELECT_COPY_SPREAD looked at),
  *   least recently used first, so equal resolvers share the copies.
@@ -69,9 +75,9 @@ uint32_t rp_select_spill(rp_pool *pool, rp_query *q, rp_tstamp now);
 uint32_t rp_select_copy(rp_pool *pool, rp_query *q, rp_tstamp now);
 
 /* rp_select_left_out returns a resolver due for a retry riding along
-   |q| (one placed already), or RP_CORE_NONE: a left-out one
-   retry_left_out after its last send, or one that never replied (the
-   fresh heap) at once and then retry_left_out after its last send; the
+   |q| (one placed already), or RP_CORE_NONE: a left-out one its retry
+   gap after its last send, or one that never replied (the fresh heap)
+   at once and then its retry gap after its last send; the
    two heaps take turns when both have one due. */
 uint32_t rp_select_left_out(rp_pool *pool, rp_query *q, rp_tstamp now);
 

@@ -163,6 +163,7 @@ static void settings_default_choice(rp_settings *s) {
   s->probation_strict = 0;
   s->tc_stream_tries = 2;
   s->retry_left_out = 2 * RP_SECONDS;
+  s->retry_loss_stretch = 20.0;
 }
 
 /* settings_default_caps sets the defaults of the rate limits: caps, their
@@ -331,6 +332,7 @@ int rp_settings_check(const rp_settings *s) {
       s->max_query_len > RP_DNS_MAX_MSG_LEN || s->latency_window == 0 ||
       s->band_ratio < 1.0 || s->band_loss < 0.0 || s->loss_z <= 0.0 ||
       !(s->loss_window > 0.0) || s->retry_left_out == 0 ||
+      !(s->retry_loss_stretch >= 0.0) || s->retry_loss_stretch > 1000.0 ||
       s->cap_refusal_factor <= 0.0 || s->cap_drop_factor <= 0.0 ||
       s->cap_growth < 0.0 || s->rate_window == 0 || s->quiet_max_step < 0.0 ||
       s->quiet_max_step > 1.0 || s->assume_qps <= 0.0 ||

@@ -70,6 +70,8 @@ static const rp_settings_field settings_table[] = {
                    "stream tries of one query after truncated answers"),
     SETTINGS_FIELD(retry_left_out, RP_SETTINGS_DURATION,
                    "how often a left-out resolver is tried again"),
+    SETTINGS_FIELD(retry_loss_stretch, RP_SETTINGS_DOUBLE,
+                   "that gap x (1 + this x its loss), 0 to 1000"),
     SETTINGS_FIELD(cap_refusal_factor, RP_SETTINGS_DOUBLE,
                    "cap after a refusal, x recent answer rate"),
     SETTINGS_FIELD(cap_drop_factor, RP_SETTINGS_DOUBLE,

@@ -248,6 +248,14 @@ typedef struct rp_settings {
      query again, ns (2 s). At most one such retry goes with each client
      query, so many left-out resolvers are retried less often. */
   rp_duration retry_left_out;
+  /* retry_loss_stretch stretches that gap for a resolver that loses:
+     retry_left_out x (1 + this x its loss share over loss_window), so
+     at most about one retry in retry_left_out x this is lost, whatever
+     the loss (20: 42 s at most; 0: every retry_left_out). A retry is a
+     copy of a live query: through a tunnel whose server gives each query
+     new data, a lost one loses that data (the real dnstt-client then
+     waits for its KCP timer and can fall idle for its 500 ms poll). */
+  double retry_loss_stretch;
 
   /* --- Learned caps --- */
   /* cap_refusal_factor: after a refusal, cap = this x recent answer

@@ -410,6 +410,15 @@ static void test_core_pool_determinism(void **state) {
   assert_true(a != c);
 }
 
+/* check_bounds asserts that |s| refuses the assignments |low| and |high|
+   (just past a field's bounds) and takes |edge| (one of them). */
+static void check_bounds(rp_settings *s, const char *low, const char *high,
+                         const char *edge) {
+  assert_int_equal(rp_settings_set(s, low, NULL, 0), RP_ERR_CONFIG);
+  assert_int_equal(rp_settings_set(s, high, NULL, 0), RP_ERR_CONFIG);
+  assert_int_equal(rp_settings_set(s, edge, NULL, 0), 0);
+}
+
 /* Defaults by kind, and the strings. */
 static void test_core_pool_settings(void **state) {
   rp_settings s;
@@ -420,12 +429,13 @@ static void test_core_pool_settings(void **state) {
   assert_int_equal(s.wait_for_token, 1);
   assert_int_equal(s.copy_window, 32);
   assert_true(s.copy_data_share == 0.25);
-  assert_int_equal(rp_settings_set(&s, "copy_data_share=1", NULL, 0),
-                   RP_ERR_CONFIG);
-  assert_int_equal(rp_settings_set(&s, "copy_data_share=-0.1", NULL, 0),
-                   RP_ERR_CONFIG);
-  assert_int_equal(rp_settings_set(&s, "copy_data_share=0", NULL, 0), 0);
+  check_bounds(&s, "copy_data_share=-0.1", "copy_data_share=1",
+               "copy_data_share=0");
   assert_true(s.copy_data_share == 0.0);
+  assert_true(s.retry_loss_stretch == 20.0);
+  check_bounds(&s, "retry_loss_stretch=-1", "retry_loss_stretch=1001",
+               "retry_loss_stretch=0");
+  assert_true(s.retry_loss_stretch == 0.0);
   rp_settings_default(&s, RP_KIND_DNSTT);
   rp_settings_default(&s, RP_KIND_MASTERDNS);
   assert_int_equal(s.duplicate, 5);

@@ -339,6 +339,50 @@ static void test_core_select_retry_left_out(void **state) {
   h_free(&h);
 }
 
+/* A left-out resolver that loses is retried less often: its retry gap
+   is retry_left_out x (1 + retry_loss_stretch x its loss share). A retry is a copy of a live query, and through a tunnel a lost
+   one loses data (the real dnstt over three-lossy fell idle for its 500
+   ms poll after 4 of 40 rounds' retries). One left out by its latency
+   alone keeps its 2 s; with the stretch at 0 the lossy one has them
+   too. */
+static void test_core_select_retry_loss_stretch(void **state) {
+  harness h;
+  rp_settings set;
+  uint64_t lossy, slow, lossy0;
+  int stretch;
+
+  (void)state;
+  for (stretch = 1; stretch >= 0; --stretch) {
+    h_default_settings(&set);
+    if (!stretch) {
+      set.retry_loss_stretch = 0.0;
+    }
+    assert_int_equal(h_init(&h, &set, 40), 0);
+    h_add(&h, &(h_fake){.delay = 20 * MS});
+    h_add(&h, &(h_fake){.delay = 20 * MS, .loss = 0.3});
+    h_add(&h, &(h_fake){.delay = 200 * MS});
+    h_run(&h, 20 * S, 100);
+    lossy = h.fakes[1].got;
+    slow = h.fakes[2].got;
+    h_run(&h, 40 * S, 100);
+    lossy = h.fakes[1].got - lossy;
+    slow = h.fakes[2].got - slow;
+    print_message("stretch %d: retries in 40 s, lossy %llu, slow %llu\n",
+                  stretch, (unsigned long long)lossy,
+                  (unsigned long long)slow);
+    /* The slow one: every 2 s (the first retry test's 4-6 in 10 s). */
+    assert_true(slow >= 16 && slow <= 24);
+    if (stretch) {
+      assert_true(lossy * 2 <= slow);
+    } else {
+      lossy0 = lossy;
+      assert_true(lossy0 >= 16);
+    }
+    assert_true(h.failed < 10);
+    h_free(&h);
+  }
+}
+
 /* The latency is the fastest answer of the last 10 s: a resolver that
    became slow keeps its share until its fast answers age out, then is
    left out; queries in flight do not count. */
@@ -663,6 +707,7 @@ int main(void) {
       cmocka_unit_test(test_core_select_small_loss_kept),
       cmocka_unit_test(test_core_select_probation),
       cmocka_unit_test(test_core_select_retry_left_out),
+      cmocka_unit_test(test_core_select_retry_loss_stretch),
       cmocka_unit_test(test_core_select_unproven_dead),
       cmocka_unit_test(test_core_select_unproven_live_joins),
       cmocka_unit_test(test_core_select_fastest_window),
