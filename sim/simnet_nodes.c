@@ -41,6 +41,9 @@
 #define NODES_DD_TIMEOUT (2 * RP_SECONDS)
 /* NODES_DD_SWEEP is the period of its sweep of old queries. */
 #define NODES_DD_SWEEP (100 * RP_MILLISECONDS)
+/* NODES_KCP_INTERVAL is dnstt's KCP flush interval (kcp-go's floor of
+   10 ms for SetNoDelay's interval 0). */
+#define NODES_KCP_INTERVAL (10 * RP_MILLISECONDS)
 /* The seed streams (odd constants). */
 #define NODES_SEED_CLIENT 0x9e3779b97f4a7c15ULL
 #define NODES_SEED_POOL 0xc2b2ae3d27d4eb4fULL
@@ -350,6 +353,11 @@ int sim_net_nodes_start(sim_net *n) {
     ss.max_held = 1;
     ss.serve_delay = 300 * RP_MILLISECONDS;
     ss.arq.snd_wnd = ss.arq.rcv_wnd = TUN_DRV_ORIG_WINDOW;
+    if (cell->drv.ack_held) {
+      /* The real dnstt-server's KCP: queued data goes in flight at its
+         flush, every 10 ms (the client's side: ack_held). */
+      ss.flush_interval = NODES_KCP_INTERVAL;
+    }
   }
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);
   if (rv != 0) {

@@ -62,6 +62,8 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
 
     tun_drv_settings_default(ds, orig ? TUN_DRV_ORIGINAL : TUN_DRV_WORKERS);
     cell->orig_server = orig;
+    /* dnstt's KCP acks only when it flushes (docs/simulator.md). */
+    ds->ack_held = strcmp(c->tunnel, "real-dnstt") == 0;
   } else if (strcmp(c->tunnel, "masterdns") == 0 ||
              strcmp(c->tunnel, "real-masterdns") == 0) {
     tun_drv_settings_default(ds, TUN_DRV_MD);

@@ -153,6 +153,7 @@ int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
   }
   arq->sndq = p;
   arq->peer_wnd = s->snd_wnd;
+  arq->held_wnd = s->rcv_wnd;
   arq->srtt = RP_TSTAMP_UNSET;
   arq->rttvar = RP_TSTAMP_UNSET;
   arq->rto = s->rto_initial;

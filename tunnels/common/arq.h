@@ -68,6 +68,16 @@ typedef struct tun_arq_settings {
   uint32_t fast_resend;
   /* max_segs is the most segments in one frame; 0 = as many as fit. */
   uint32_t max_segs;
+  /* ack_held: 1 makes every frame carry the ack state (una, wnd, sack)
+     of the last tun_arq_ack_flush, as KCP sends its acks only when it
+     flushes (every interval); 0 (default): each frame acks all received
+     so far. */
+  int ack_held;
+  /* send_held: 1 puts new segments in flight only up to the window as it
+     was at the last tun_arq_send_flush, as KCP moves queued data into
+     flight when it flushes (every interval); 0 (default): whenever the
+     window has room. */
+  int send_held;
 } tun_arq_settings;
 
 /* tun_arq_stats are counters since creation. */
@@ -170,6 +180,14 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
    once, without the timeout's backoff: the caller knows the frame was
    lost (its query was answered with an error rcode). */
 void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent);
+
+/* tun_arq_ack_flush takes the ack state that frames carry from now on
+   when ack_held is set (a no-op otherwise). */
+void tun_arq_ack_flush(tun_arq *arq);
+
+/* tun_arq_send_flush lets new segments fill the window as it is now
+   when send_held is set (a no-op otherwise). */
+void tun_arq_send_flush(tun_arq *arq);
 
 /* tun_arq_get_expiry returns when the next unmarked segment times out,
    or RP_TSTAMP_UNSET. */

@@ -77,6 +77,15 @@ struct tun_arq {
   rp_tstamp due_lb;
   /* ack_pending is 1 when data arrived since the last frame. */
   int ack_pending;
+  /* With ack_held: the ack state of the last tun_arq_ack_flush (una,
+     free slots, the sack bitmap and its length). */
+  uint32_t held_una;
+  uint32_t held_wnd;
+  size_t held_sack_len;
+  uint8_t held_sack[TUN_ARQ_MAX_SACK];
+  /* With send_held: new segments go in flight only below flush_nxt (the
+     window's end at the last tun_arq_send_flush). */
+  uint32_t flush_nxt;
   /* Timers. */
   rp_duration srtt;
   rp_duration rttvar;

@@ -49,16 +49,32 @@ static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
          (g->resend || rp_tstamp_elapsed(g->sent_at, g->rto, now));
 }
 
-/* arq_can_open returns 1 if a new segment may be put in flight. */
-static int arq_can_open(const tun_arq *arq) {
-  uint32_t inflight = arq->snd_nxt - arq->snd_una;
+/* arq_window returns how many segments may be in flight now. */
+static uint32_t arq_window(const tun_arq *arq) {
   uint32_t wnd = arq->s.snd_wnd;
 
   if (arq->peer_wnd < wnd) {
     /* A zero window still lets one segment probe it. */
     wnd = arq->peer_wnd == 0 ? 1 : arq->peer_wnd;
   }
-  return arq->sndq_len > 0 && inflight < wnd;
+  return wnd;
+}
+
+/* arq_can_open returns 1 if a new segment may be put in flight. */
+static int arq_can_open(const tun_arq *arq) {
+  uint32_t inflight = arq->snd_nxt - arq->snd_una;
+
+  if (arq->s.send_held &&
+      (uint32_t)(arq->flush_nxt - arq->snd_una) <= inflight) {
+    return 0;
+  }
+  return arq->sndq_len > 0 && inflight < arq_window(arq);
+}
+
+void tun_arq_send_flush(tun_arq *arq) {
+  if (arq->s.send_held) {
+    arq->flush_nxt = arq->snd_una + arq_window(arq);
+  }
 }
 
 uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
@@ -168,6 +184,20 @@ static void arq_due_refresh(tun_arq *arq) {
   arq->due_lb = best;
 }
 
+void tun_arq_ack_flush(tun_arq *arq) {
+  size_t max = (arq->s.rcv_wnd + 7) / 8;
+
+  if (!arq->s.ack_held) {
+    return;
+  }
+  if (max > TUN_ARQ_MAX_SACK) {
+    max = TUN_ARQ_MAX_SACK;
+  }
+  arq->held_una = arq->rcv_nxt;
+  arq->held_wnd = arq_rcv_free(arq);
+  arq->held_sack_len = arq_sack_build(arq, arq->held_sack, max);
+}
+
 rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
                         tun_arq_sent *psent) {
   uint8_t sack[TUN_ARQ_MAX_SACK];
@@ -188,7 +218,12 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   if (sack_max > cap - TUN_ARQ_HDR_FIXED) {
     sack_max = cap - TUN_ARQ_HDR_FIXED;
   }
-  sack_len = arq_sack_build(arq, sack, sack_max);
+  if (arq->s.ack_held) {
+    sack_len = arq->held_sack_len < sack_max ? arq->held_sack_len : sack_max;
+    memcpy(sack, arq->held_sack, sack_len);
+  } else {
+    sack_len = arq_sack_build(arq, sack, sack_max);
+  }
   /* A due resend keeps its size: shorten the sack (it only reports less)
      rather than starve the resend of room. */
   for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
@@ -203,8 +238,8 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     }
     break;
   }
-  free_slots = arq_rcv_free(arq);
-  arq_put32(out, arq->rcv_nxt);
+  free_slots = arq->s.ack_held ? arq->held_wnd : arq_rcv_free(arq);
+  arq_put32(out, arq->s.ack_held ? arq->held_una : arq->rcv_nxt);
   arq_put16(out + 4,
             (uint16_t)(free_slots > UINT16_MAX ? UINT16_MAX : free_slots));
   out[6] = (uint8_t)sack_len;

@@ -153,6 +153,7 @@ static void drv_worker_send(tun_drv *d, size_t i, rp_tstamp now) {
 /* drv_orig_pump sends every query the original client would send now:
    one for each due data packet or owed ack, and the polls it may. */
 static void drv_orig_pump(tun_drv *d, rp_tstamp now) {
+  rp_tstamp flushed;
   uint32_t want, w;
   int k;
 
@@ -160,8 +161,13 @@ static void drv_orig_pump(tun_drv *d, rp_tstamp now) {
     w = tun_arq_want_output(tun_cli_arq(d->cli), now);
     want = ((w & TUN_ARQ_WANT_DATA) ? TUN_ORIG_WANT_DATA : 0) |
            ((w & TUN_ARQ_WANT_ACK) ? TUN_ORIG_WANT_ACK : 0);
+    flushed = d->orig.last_ack;
     if (!tun_orig_next(&d->orig, want, now)) {
       break;
+    }
+    if (d->orig.last_ack != flushed) {
+      /* A KCP flush: the acks it sends are those owed now. */
+      tun_arq_ack_flush(tun_cli_arq(d->cli));
     }
     drv_worker_send(d, 0, now);
   }

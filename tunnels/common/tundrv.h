@@ -97,6 +97,11 @@ typedef struct tun_drv_settings {
   size_t dup;
   tun_bal_strategy strategy;
   uint16_t mtu_ceiling;
+  /* ORIGINAL: ack_held 1 sends the acks of what arrived only at the
+     model's KCP flush (every 10 ms), as dnstt's KCP does; 0 (default,
+     the minimal client's --original): every query acks all received so
+     far. */
+  int ack_held;
   /* no_down_hash: 1 skips the FNV-1a hash of the download (0: kept, as
      the clients print it); the simulator reads no hash. */
   int no_down_hash;

@@ -165,6 +165,7 @@ static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
   if (d->set.model == TUN_DRV_ORIGINAL) {
     /* dnstt's KCP windows (turbotunnel.QueueSize / 2). */
     cs.arq.snd_wnd = cs.arq.rcv_wnd = TUN_DRV_ORIG_WINDOW;
+    cs.arq.ack_held = d->set.ack_held;
   }
   cs.domain = d->set.domain;
   cs.sid = d->cb.rand(d->user_data);

@@ -70,6 +70,9 @@ typedef struct srv_session {
      received the offset of the next byte to the sink. */
   uint64_t served;
   uint64_t received;
+  /* next_flush: with flush_interval, when the arq next lets new
+     segments fill its window (tun_arq_send_flush). */
+  rp_tstamp next_flush;
   /* held is a ring of max_held entries. */
   srv_held *held;
   size_t held_head;
@@ -260,6 +263,7 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   } else {
     as.mss = tun_srv_down_mss(srv->s.max_answer);
   }
+  as.send_held = srv->s.flush_interval > 0;
   if (as.mss == 0) {
     return RP_ERR_INVALID_ARGUMENT;
   }
@@ -280,6 +284,7 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   ss->sid = sid;
   ss->last_seen = now;
   ss->serve_at = rp_tstamp_add(now, srv->s.serve_delay);
+  ss->next_flush = now;
   srv->sessions[slot] = ss;
   ++srv->st.sessions;
   ++srv->st.sessions_created;
@@ -401,11 +406,24 @@ static void srv_pump(tun_srv *srv, srv_session *ss, rp_tstamp now) {
   }
 }
 
+/* srv_tick runs the arq's flush of |ss| when its interval is due: new
+   segments fill the window as it is then, until the next one. */
+static void srv_tick(tun_srv *srv, srv_session *ss, rp_tstamp now) {
+  if (srv->s.flush_interval == 0 || now < ss->next_flush) {
+    return;
+  }
+  tun_arq_send_flush(ss->arq);
+  /* On the session's own clock: every interval from its start. */
+  ss->next_flush += ((now - ss->next_flush) / srv->s.flush_interval + 1) *
+                    srv->s.flush_interval;
+}
+
 /* srv_flush answers held queries of |ss|: the oldest first while the arq
    has something to send, and all left when |all|. */
 static int srv_flush(tun_srv *srv, srv_session *ss, rp_tstamp now, int all) {
   int rv;
 
+  srv_tick(srv, ss, now);
   while (ss->held_len > 0) {
     const srv_held *h = &ss->held[ss->held_head];
 
@@ -540,6 +558,10 @@ rp_tstamp tun_srv_get_expiry(const tun_srv *srv) {
     if (ss->held_len > 0) {
       t = rp_tstamp_add(ss->held[ss->held_head].at, srv->s.hold);
       best = t < best ? t : best;
+      if (srv->s.flush_interval > 0 && ss->serving) {
+        /* A held query takes what the next flush lets go. */
+        best = ss->next_flush < best ? ss->next_flush : best;
+      }
     }
     t = rp_tstamp_add(ss->last_seen, srv->s.idle_timeout);
     best = t < best ? t : best;

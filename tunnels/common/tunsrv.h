@@ -80,6 +80,11 @@ typedef struct tun_srv_settings {
      stream and the server's upstream connection take round trips), in
      which the server holds every poll. */
   rp_duration serve_delay;
+  /* flush_interval: new segments of a session go in flight only at its
+     arq's flush, every this long from the session's start, ns (0: as
+     soon as the window has room). dnstt's KCP (kcp-go) moves queued
+     data into flight when it flushes, every 10 ms. */
+  rp_duration flush_interval;
   /* idle_timeout removes a session that sent nothing for so long, ns. */
   rp_duration idle_timeout;
   /* evict_idle: when the table is full, a session silent for so long

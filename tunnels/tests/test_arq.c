@@ -332,6 +332,102 @@ static void test_arq_nack(void **state) {
   tun_arq_del(a);
 }
 
+/* ack_held: frames ack what had arrived at the last tun_arq_ack_flush,
+   not what arrived since (KCP sends its acks when it flushes). */
+static void test_arq_ack_held(void **state) {
+  tun_arq_settings s;
+  tun_arq *a, *b;
+  tun_arq_stats st;
+  uint8_t buf[1024], data[100];
+  rp_ssize n;
+  rp_tstamp now = 0;
+
+  (void)state;
+  memset(data, 3, sizeof(data));
+  tun_arq_settings_default(&s);
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
+  s.ack_held = 1;
+  assert_int_equal(tun_arq_new(&b, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+  n = tun_arq_output(a, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+  /* b's next frame, before a flush, acks nothing: a still waits. */
+  n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.bytes_acked, 0);
+  /* After the flush the ack goes out, in every frame from then on. */
+  tun_arq_ack_flush(b);
+  n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.bytes_acked, sizeof(data));
+  /* Without ack_held the flush is a no-op and every frame acks. */
+  tun_arq_ack_flush(a);
+  assert_int_equal(tun_arq_write(b, data, sizeof(data)), sizeof(data));
+  n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 1);
+  n = tun_arq_output(a, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 0);
+  tun_arq_get_stats(b, &st);
+  assert_int_equal(st.bytes_acked, sizeof(data));
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
+/* send_held: new segments go in flight only up to the window as it was
+   at the last tun_arq_send_flush (KCP moves queued data into flight when
+   it flushes). */
+static void test_arq_send_held(void **state) {
+  tun_arq_settings s;
+  tun_arq *a, *b;
+  tun_arq_sent sent;
+  uint8_t buf[1024], data[1000];
+  rp_ssize n;
+  rp_tstamp now = 0;
+  int i;
+
+  (void)state;
+  memset(data, 5, sizeof(data));
+  tun_arq_settings_default(&s);
+  s.mss = 100;
+  s.snd_wnd = 4;
+  s.max_segs = 1;
+  assert_int_equal(tun_arq_new(&b, &s, rp_test_mem_plain()), 0);
+  s.send_held = 1;
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+  /* Nothing before the first flush. */
+  assert_int_equal(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA, 0);
+  tun_arq_send_flush(a);
+  /* Then the window: four segments, one a frame. */
+  for (i = 0; i < 4; ++i) {
+    assert_true(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA);
+    n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+    assert_int_equal(sent.n, 1);
+    assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+  }
+  assert_int_equal(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA, 0);
+  /* b acks all four: the window is open, but nothing new goes before
+     the next flush. */
+  n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  assert_int_equal(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA, 0);
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.n, 0);
+  tun_arq_send_flush(a);
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.n, 1);
+  assert_int_equal(sent.sn[0], 4);
+  /* Without send_held the flush is a no-op: b sends as its window
+     allows. */
+  tun_arq_send_flush(b);
+  assert_int_equal(tun_arq_write(b, data, 200), 200);
+  assert_true(tun_arq_want_output(b, now) & TUN_ARQ_WANT_DATA);
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
 static void test_arq_failmalloc(void **state) {
   tun_arq_settings s;
   tun_arq *a = NULL;
@@ -365,6 +461,8 @@ int main(void) {
       cmocka_unit_test(test_arq_rto),
       cmocka_unit_test(test_arq_hostile),
       cmocka_unit_test(test_arq_nack),
+      cmocka_unit_test(test_arq_ack_held),
+      cmocka_unit_test(test_arq_send_held),
       cmocka_unit_test(test_arq_failmalloc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
