@@ -8,6 +8,10 @@
  *   own out of argv first. --seeds N is --rounds N: seeds seed ..
  *   seed + N - 1, the same for every value, so a point differs from the
  *   next by the value alone.
+ * - The runs (value x setup x column x seed) go to sim_jobs_run, on
+ *   --jobs workers like the table's cells; the CSV is written from their
+ *   results in that order, so it does not depend on the workers. The
+ *   progress lines come as runs end, in any order.
  * - A swept value is applied after the --set assignments, which come
  *   after the kind's defaults (sim_table_cell). Every value is checked
  *   with rp_settings_set before the first run, so a bad field or value
@@ -27,6 +31,7 @@
  */
 #include "simsweep.h"
 
+#include "simjobs.h"
 #include "simtable_internal.h"
 
 #include <errno.h>
@@ -372,13 +377,64 @@ static int sweep_plot(const char *path, const sim_table *t,
   return rv;
 }
 
+/* sweep_job is what the sweep's jobs share: job k is value v, setup s,
+   column c and seed k' in the order ((v * ns + s) * nc + c) * nk + k'. */
+typedef struct sweep_job {
+  const sim_table *t;
+  const sim_table_opts *o;
+  const char *const *assign;
+  size_t nval, njobs;
+} sweep_job;
+
+/* sweep_job_at decodes job |k| of |j|. */
+static void sweep_job_at(const sweep_job *j, size_t k, size_t *pv, size_t *ps,
+                         size_t *pc, size_t *pk) {
+  size_t nk = (size_t)j->o->rounds, nc = j->t->ncolumns, ns = j->t->nsetups;
+
+  *pk = k % nk;
+  *pc = k / nk % nc;
+  *ps = k / nk / nc % ns;
+  *pv = k / nk / nc / ns;
+}
+
+/* sweep_make builds job |k|'s cell: the table's options with the job's
+   value assigned after the --set ones. */
+static int sweep_make(size_t k, sim_net_cell *cell, char *err, size_t errlen,
+                      void *ud) {
+  const sweep_job *j = ud;
+  sim_table_opts ov = *j->o;
+  size_t v, s, c, r;
+
+  sweep_job_at(j, k, &v, &s, &c, &r);
+  ov.sets[ov.nsets++] = j->assign[v];
+  return sim_table_cell(j->t, &ov, &j->t->setups[s], &j->t->columns[c],
+                        j->o->seed + r, cell, err, errlen);
+}
+
+/* sweep_done prints job |k|'s progress line on stderr (in its worker;
+   jobs end in any order). */
+static void sweep_done(size_t k, const sim_job_out *out, void *ud) {
+  const sweep_job *j = ud;
+  size_t v, s, c, r;
+
+  sweep_job_at(j, k, &v, &s, &c, &r);
+  if (out->made == 0 && out->rv == 0) {
+    fprintf(stderr,
+            "[sweep %zu/%zu] %s / %s / %s / seed %" PRIu64 ": %.0f kbps\n",
+            k + 1, j->njobs, j->assign[v], j->t->setups[s].name,
+            j->t->columns[c].name, j->o->seed + r, out->res.kbps_down);
+  }
+}
+
 static int sweep_run(const sweep_opts *so, const sim_table *t,
                      const sim_table_opts *o) {
   static char assign[SIM_TABLE_MAX][SWEEP_ASSIGN];
-  const char *values[SIM_TABLE_MAX];
+  const char *values[SIM_TABLE_MAX], *assigns[SIM_TABLE_MAX];
   size_t ns = t->nsetups, nc = t->ncolumns, nk = (size_t)o->rounds;
-  size_t nval = sweep_values(so->sweep, assign, values), v, s, c, k, done = 0;
-  char field[SWEEP_ASSIGN], err[SIM_TABLE_ERRLEN];
+  size_t nval = sweep_values(so->sweep, assign, values), k, v, s, c, r;
+  char field[SWEEP_ASSIGN];
+  sweep_job job;
+  sim_job_out *outs;
   cJSON *cols = NULL;
   double *kbps;
   FILE *fp = stdout;
@@ -393,41 +449,34 @@ static int sweep_run(const sweep_opts *so, const sim_table *t,
   }
   snprintf(field, sizeof(field), "%.*s", (int)(values[0] - assign[0] - 1),
            assign[0]);
-  kbps = calloc(nval * ns * nc * nk, sizeof(*kbps));
-  if (kbps == NULL) {
+  for (v = 0; v < nval; ++v) {
+    assigns[v] = assign[v];
+  }
+  job = (sweep_job){.t = t, .o = o, .assign = assigns, .nval = nval,
+                    .njobs = nval * ns * nc * nk};
+  kbps = calloc(job.njobs ? job.njobs : 1, sizeof(*kbps));
+  outs = calloc(job.njobs ? job.njobs : 1, sizeof(*outs));
+  if (kbps == NULL || outs == NULL) {
+    free(kbps);
+    free(outs);
     return 1;
   }
-  for (v = 0; v < nval && rv == 0; ++v) {
-    sim_table_opts ov = *o;
+  sim_jobs_run(job.njobs, o->jobs, sweep_make, sweep_done, &job, outs);
+  for (k = 0; k < job.njobs && rv == 0; ++k) {
+    const sim_job_out *out = &outs[k];
 
-    ov.sets[ov.nsets++] = assign[v];
-    for (s = 0; s < ns && rv == 0; ++s) {
-      for (c = 0; c < nc && rv == 0; ++c) {
-        for (k = 0; k < nk && rv == 0; ++k) {
-          sim_net_cell cell;
-          sim_net_result res;
-
-          rv = sim_table_cell(t, &ov, &t->setups[s], &t->columns[c],
-                              o->seed + k, &cell, err, sizeof(err));
-          if (rv == 0 && (rv = sim_net_run(&cell, &res)) != 0) {
-            snprintf(err, sizeof(err), "%s", rp_strerror(rv));
-            rv = 1;
-          }
-          if (rv != 0) {
-            fprintf(stderr, "respool-sim table: %s / %s / %s: %s\n",
-                    assign[v], t->setups[s].name, t->columns[c].name, err);
-            break;
-          }
-          kbps[((v * ns + s) * nc + c) * nk + k] = res.kbps_down;
-          fprintf(stderr,
-                  "[sweep %zu/%zu] %s / %s / %s / seed %" PRIu64
-                  ": %.0f kbps\n",
-                  ++done, nval * ns * nc * nk, assign[v], t->setups[s].name,
-                  t->columns[c].name, o->seed + k, res.kbps_down);
-        }
-      }
+    if (out->made != 0 || out->rv != 0) {
+      sweep_job_at(&job, k, &v, &s, &c, &r);
+      fprintf(stderr, "respool-sim table: %s / %s / %s: %s\n", assign[v],
+              t->setups[s].name, t->columns[c].name,
+              out->made != 0          ? out->err
+              : out->rv == SIM_JOBS_LOST ? "its worker died"
+                                         : rp_strerror(out->rv));
+      rv = 1;
     }
+    kbps[k] = out->res.kbps_down;
   }
+  free(outs);
   if (rv == 0 && so->csv != NULL && (fp = fopen(so->csv, "w")) == NULL) {
     fprintf(stderr, "respool-sim table: %s: %s\n", so->csv, strerror(errno));
     rv = 1;

@@ -27,9 +27,13 @@ grep -q "no_such_field" "$TMP/err" || fail "the error must name the field"
 grep -q "'xyz'" "$TMP/err" || fail "the error must name the value"
 
 ARGS="--sweep past_cap_interval=50ms,100ms --seeds 2 --setup three-limited --column real-md-respool,real-md-own,real-md-first"
-"$BIN" table $ARGS --csv "$TMP/a.csv" 2>/dev/null || fail "sweep a"
-"$BIN" table $ARGS >"$TMP/b.csv" 2>/dev/null || fail "sweep b"
-cmp -s "$TMP/a.csv" "$TMP/b.csv" || fail "same seeds, different CSV"
+# The runs go to --jobs workers: one, three and the default give the same
+# bytes.
+"$BIN" table $ARGS --jobs 1 --csv "$TMP/a.csv" 2>/dev/null || fail "sweep a"
+"$BIN" table $ARGS --jobs 3 >"$TMP/b.csv" 2>/dev/null || fail "sweep b"
+cmp -s "$TMP/a.csv" "$TMP/b.csv" || fail "same seeds, different CSV (1, 3 jobs)"
+"$BIN" table $ARGS >"$TMP/c.csv" 2>/dev/null || fail "sweep c"
+cmp -s "$TMP/a.csv" "$TMP/c.csv" || fail "same seeds, different CSV (default)"
 head -1 "$TMP/a.csv" | grep -q "^field,value,kind,setup,name,seeds,median,min,max$" ||
   fail "CSV header"
 # 2 values x (3 cells + 2 ratios).
