@@ -404,10 +404,15 @@ int rp_try_judge_overtaken(rp_pool *pool, rp_res *r, rp_tstamp now) {
 int rp_try_expired(rp_pool *pool, rp_query *q, rp_try *t, rp_tstamp now) {
   rp_res *r = rp_pool_res(pool, t->res);
   rp_tstamp sent = t->sent;
-  int judged = t->judged;
+  int judged = t->judged, kind = t->kind;
 
   rp_try_close(pool, q, t, now);
-  if (r != NULL && !judged) {
+  /* A stream try that expired says the resolver's stream service stalls,
+     nothing of its UDP rate: counted as a drop overtaken by the UDP
+     answers, a burst of them capped a resolver that answered every UDP
+     query (test_core_pool_truncation_stream_stall). The query goes on
+     over UDP, and tc_stream_tries bounds what a stall costs it. */
+  if (r != NULL && !judged && kind != RP_TRY_STREAM) {
     rp_res_failed(pool, r, sent, 1, sent < r->newest_reply_sent, now);
   }
   if (!q->answered && q->nopen == 0 && now < q->deadline_at) {
