@@ -43,6 +43,12 @@
 #define NODES_DD_SWEEP (100 * RP_MILLISECONDS)
 /* NODES_KCP_INTERVAL is dnstt's KCP flush interval (kcp-go's floor of
    10 ms for SetNoDelay's interval 0). */
+/* NODES_MD_WINDOW and NODES_MD_MAX_ANSWER are the real MasterDnsVPN
+   server's window (segments) and answer bound (bytes). */
+#define NODES_MD_WINDOW 1000
+#define NODES_MD_MAX_ANSWER 1500
+/* NODES_FR_TICK is fakeres's timer resolution (libuv: 1 ms). */
+#define NODES_FR_TICK RP_MILLISECONDS
 #define NODES_KCP_INTERVAL (10 * RP_MILLISECONDS)
 /* The seed streams (odd constants). */
 #define NODES_SEED_CLIENT 0x9e3779b97f4a7c15ULL
@@ -359,6 +365,13 @@ int sim_net_nodes_start(sim_net *n) {
       ss.flush_interval = NODES_KCP_INTERVAL;
     }
   }
+  if (cell->drv.chain) {
+    /* MasterDnsVPN's server: its ARQ_WINDOW_SIZE, and answers that carry
+       the whole download MTU (about 1 400 bytes on loopback for an MTU
+       of 1 232). */
+    ss.arq.snd_wnd = ss.arq.rcv_wnd = NODES_MD_WINDOW;
+    ss.max_answer = NODES_MD_MAX_ANSWER;
+  }
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);
   if (rv != 0) {
     return rv;
@@ -521,6 +534,10 @@ static int nodes_client_timer(sim_net *n) {
       no->next_tick += tick;
     }
     nodes_client_check(n);
+  } else if (tun_drv_get_due(no->drv) <= n->now) {
+    /* A finer timer of the driver (MD's ack dispatch). */
+    tun_drv_tick(no->drv, n->now);
+    nodes_client_check(n);
   }
   if (no->pool != NULL && no->pool_proc == SIM_NET_CLIENT &&
       rp_pool_get_expiry(no->pool) <= n->now) {
@@ -596,6 +613,16 @@ static void nodes_dd_sweep(sim_net *n) {
 /* The fake resolvers and the server                                  */
 /* ---------------------------------------------------------------- */
 
+/* nodes_fakeres_at returns when a reply delayed by |delay| leaves:
+   fakeres's one libuv timer counts whole milliseconds, so its delayed
+   replies leave together at the first millisecond boundary at or past
+   their due time (fr_reply.c). */
+static rp_tstamp nodes_fakeres_at(const sim_net *n, rp_duration delay) {
+  rp_tstamp due = n->now + delay;
+
+  return (due + NODES_FR_TICK - 1) / NODES_FR_TICK * NODES_FR_TICK;
+}
+
 static int nodes_fakeres_query(sim_net *n, const sim_net_pkt *pk, uint32_t r) {
   sim_net_nodes *no = n->nodes;
   fr_decision d;
@@ -635,8 +662,9 @@ static int nodes_fakeres_query(sim_net *n, const sim_net_pkt *pk, uint32_t r) {
       return sim_net_send(n, SIM_NET_FAKERES, r, pk->src_proc, pk->src_port,
                           no->buf, (size_t)len);
     }
-    return sim_net_send_at(n, n->now + d.delay, SIM_NET_FAKERES, r,
-                           pk->src_proc, pk->src_port, no->buf, (size_t)len);
+    return sim_net_send_at(n, nodes_fakeres_at(n, d.delay), SIM_NET_FAKERES,
+                           r, pk->src_proc, pk->src_port, no->buf,
+                           (size_t)len);
   case FR_VERDICT_DROP:
     ++no->dropped[r];
     return 0;
@@ -671,8 +699,8 @@ static int nodes_fakeres_answer(sim_net *n, const sim_net_pkt *pk) {
     return sim_net_send(n, SIM_NET_FAKERES, e->res, e->src_proc, e->src_port,
                         no->buf, pk->len);
   }
-  return sim_net_send_at(n, n->now + e->delay, SIM_NET_FAKERES, e->res,
-                         e->src_proc, e->src_port, no->buf, pk->len);
+  return sim_net_send_at(n, nodes_fakeres_at(n, e->delay), SIM_NET_FAKERES,
+                         e->res, e->src_proc, e->src_port, no->buf, pk->len);
 }
 
 static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
@@ -745,9 +773,11 @@ rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc) {
     if (no->finished_at != RP_TSTAMP_UNSET) {
       return RP_TSTAMP_UNSET;
     }
-    return no->pool != NULL && no->pool_proc == SIM_NET_CLIENT
-               ? nodes_min(no->next_tick, rp_pool_get_expiry(no->pool))
-               : no->next_tick;
+    return nodes_min(
+        nodes_min(no->next_tick, tun_drv_get_due(no->drv)),
+        no->pool != NULL && no->pool_proc == SIM_NET_CLIENT
+            ? rp_pool_get_expiry(no->pool)
+            : RP_TSTAMP_UNSET);
   case SIM_NET_RELAY:
     if (n->cell.relay == SIM_NET_DNSDIST) {
       return no->dd_sweep > 0 ? no->dd_sweep : NODES_DD_SWEEP;

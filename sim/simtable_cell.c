@@ -73,6 +73,8 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       ds->strategy = TUN_BAL_LEAST_LOSS;
       ds->dup = 3;
       ds->mtu_ceiling = 1232;
+      /* Its send loop: a query per batch of owed acks (tundrv.h). */
+      ds->chain = 1;
     }
   } else {
     snprintf(err, errlen, "tunnel %s is not simulated", c->tunnel);

@@ -45,7 +45,8 @@ grep -q ",ratio,three-limited,real-md-respool/real-md-own,2," "$TMP/a.csv" ||
   --column real-md-respool >/dev/null 2>&1 || fail "timeline"
 head -1 "$TMP/t.csv" | grep -q "^t_s,r1_state,r1_cap_qps,r1_rate_qps,r1_inflight," ||
   fail "timeline header"
-[ "$(wc -l <"$TMP/t.csv")" -gt 20 ] || fail "timeline rows"
+# A row per 100 ms while the cell runs (over a second).
+[ "$(wc -l <"$TMP/t.csv")" -gt 10 ] || fail "timeline rows"
 grep -q "^0.100," "$TMP/t.csv" || fail "timeline lacks t=0.1 s"
 "$BIN" table --timeline "$TMP/x.csv" --setup three-limited \
   --column real-md-own >/dev/null 2>"$TMP/err"

@@ -142,14 +142,13 @@ void tun_cli_get_stats(const tun_cli *cli, tun_cli_stats *stats) {
 
 rp_ssize tun_cli_build_probe(uint8_t *out, size_t cap, uint16_t id,
                              const rp_dns_name *domain, uint16_t nonce,
-                             uint16_t size) {
+                             uint16_t size, uint16_t edns) {
   uint8_t msg[TUN_WIRE_HDR_LEN];
   tun_wire_hdr hdr = {
       .sid = 0, .kind = TUN_WIRE_PROBE, .nonce = nonce, .down_limit = size};
 
   tun_wire_hdr_write(msg, &hdr);
-  return tun_wire_build_query(out, cap, id, domain, msg, sizeof(msg),
-                              RP_DNS_EDNS_UDP_SIZE);
+  return tun_wire_build_query(out, cap, id, domain, msg, sizeof(msg), edns);
 }
 
 int tun_cli_check_probe(const uint8_t *data, size_t len, uint16_t nonce,

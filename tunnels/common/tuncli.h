@@ -81,11 +81,12 @@ int tun_cli_on_answer(tun_cli *cli, const uint8_t *data, size_t len,
 void tun_cli_get_stats(const tun_cli *cli, tun_cli_stats *stats);
 
 /* tun_cli_build_probe builds an MD MTU probe asking for exactly |size|
-   bytes under |domain|. Returns the length or an error of
-   tun_wire_build_query. */
+   bytes under |domain|, with EDNS size |edns| (RP_DNS_EDNS_UDP_SIZE
+   but for the simulator's MasterDnsVPN model). Returns the length or an
+   error of tun_wire_build_query. */
 rp_ssize tun_cli_build_probe(uint8_t *out, size_t cap, uint16_t id,
                              const rp_dns_name *domain, uint16_t nonce,
-                             uint16_t size);
+                             uint16_t size, uint16_t edns);
 
 /* tun_cli_check_probe returns 1 if |len| bytes are an answer carrying the
    |size| test bytes of |nonce|, else 0. */

@@ -28,6 +28,10 @@ void tun_drv_settings_default(tun_drv_settings *s, tun_drv_model model) {
       .dup = DRV_MD_DUP,
       .strategy = TUN_BAL_ROUNDROBIN,
       .mtu_ceiling = DRV_MD_CEILING,
+      .chain_open = DRV_MD_CHAIN_OPEN,
+      .chain_delay = DRV_MD_CHAIN_DELAY,
+      .chain_pack = DRV_MD_CHAIN_PACK,
+      .ping_interval = DRV_MD_PING_INTERVAL,
   };
 }
 
@@ -47,7 +51,8 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
       (s->model == TUN_DRV_MD &&
        (s->nres == 0 || s->nres > TUN_DRV_MAX_RESOLVERS || s->nslots == 0 ||
         s->nslots > TUN_DRV_MAX_SLOTS || s->dup == 0 ||
-        s->dup > TUN_DRV_MAX_DUP || s->mtu_ceiling < TUN_DRV_MTU_FLOOR))) {
+        s->dup > TUN_DRV_MAX_DUP || s->mtu_ceiling < TUN_DRV_MTU_FLOOR ||
+        (s->chain && (s->chain_pack == 0 || s->ping_interval == 0))))) {
     return RP_ERR_INVALID_ARGUMENT;
   }
   d = mem->calloc(1, sizeof(*d), mem->user_data);
@@ -292,6 +297,12 @@ void tun_drv_on_answer(tun_drv *d, uint32_t chan, size_t res,
   } else {
     drv_workers_answer(d, chan, data, len, now);
   }
+}
+
+rp_tstamp tun_drv_get_due(const tun_drv *d) {
+  return d->set.model == TUN_DRV_MD && d->set.chain && !d->finished
+             ? d->dispatch_at
+             : RP_TSTAMP_UNSET;
 }
 
 void tun_drv_tick(tun_drv *d, rp_tstamp now) {

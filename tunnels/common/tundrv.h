@@ -33,7 +33,19 @@
  *   resolver). A send times out after srtt + max(4 rttvar, srtt / 4) of
  *   its resolver (50 ms .. 1 s); an error answer rests the slot about a
  *   timeout and resends its upload packet. Disabled resolvers are
- *   rechecked with a probe every 5 s.
+ *   rechecked with a probe every 5 s. With |chain| (the simulator's
+ *   model of MasterDnsVPN's send loop) there are no slots: a query goes
+ *   for what the client owes: |chain_open| queries at the start, a ping
+ *   every |ping_interval|, and the acks of the answers that carried data,
+ *   |chain_delay| after the first one owed, up to |chain_pack| acks a
+ *   query (the acks owed within the delay share queries). An answer
+ *   without data, an error or a timeout owes nothing: its chain ends.
+ *   The upload rides on these queries. MasterDnsVPN acks each packet
+ *   once, in one query: when that query is refused or lost its server
+ *   sends the packet again, an answer that brings nothing new. The model
+ *   (whose acks are cumulative) takes the next data answer after each
+ *   refused or timed-out query as that resend: its data is dropped unread
+ *   (the server sends it again) and its ack is owed.
  *
  * Timers: the caller calls tun_drv_tick every tun_drv_tick_interval (the
  * programs' periodic timer: 5 ms for the DNSTT models, 2 ms for MD).
@@ -97,6 +109,18 @@ typedef struct tun_drv_settings {
   size_t dup;
   tun_bal_strategy strategy;
   uint16_t mtu_ceiling;
+  /* MD: chain 1 sends as MasterDnsVPN does (above; 0: the slots);
+     chain_delay is its pipeline's delay from an answer to the query
+     carrying its ack (ns; 1 us: the acks of the answers read in one go
+     share queries), chain_pack the acks one query carries (its
+     MAX_PACKETS_PER_BATCH, 8), ping_interval its pings' period (its
+     PING_AGGRESSIVE_INTERVAL, 100 ms), chain_open the queries it opens
+     with (its SETUP_PACKET_DUPLICATION_COUNT, 4). */
+  int chain;
+  size_t chain_open;
+  rp_duration chain_delay;
+  size_t chain_pack;
+  rp_duration ping_interval;
   /* ORIGINAL: ack_held 1 sends the acks of what arrived only at the
      model's KCP flush (every 10 ms), as dnstt's KCP does; 0 (default,
      the minimal client's --original): every query acks all received so
@@ -120,6 +144,9 @@ typedef struct tun_drv_callbacks {
 typedef struct tun_drv_stats {
   uint64_t queries, answers, timeouts, rejected, copies, unmatched;
   uint64_t send_errors;
+  /* resent: MD chain answers taken as resends of packets whose ack was
+     lost (their data dropped). */
+  uint64_t resent;
 } tun_drv_stats;
 
 typedef struct tun_drv tun_drv;
@@ -127,7 +154,8 @@ typedef struct tun_drv tun_drv;
 /* tun_drv_settings_default fills |s| for |model| (transfer targets 0,
    domain empty): 300 workers not fresh and a 1.5 s timeout, or one
    worker for ORIGINAL; MD one resolver, 8 slots, dup 2, round robin,
-   ceiling 500. */
+   ceiling 500, no chain (when set: 4 opening queries, a delay of 1 us,
+   8 acks a query, pings every 100 ms). */
 void tun_drv_settings_default(tun_drv_settings *s, tun_drv_model model);
 
 /* tun_drv_new creates a driver. Returns 0, RP_ERR_INVALID_ARGUMENT (a
@@ -160,6 +188,11 @@ rp_duration tun_drv_tick_interval(const tun_drv *drv);
 
 /* tun_drv_tick runs the timers due at |now|. */
 void tun_drv_tick(tun_drv *drv, rp_tstamp now);
+
+/* tun_drv_get_due returns when a timer finer than the tick is due (MD
+   with chain: the next ack dispatch), or RP_TSTAMP_UNSET; call
+   tun_drv_tick then. */
+rp_tstamp tun_drv_get_due(const tun_drv *drv);
 
 /* tun_drv_finished returns 1 once the transfer ended (or, MD, failed). */
 int tun_drv_finished(const tun_drv *drv);

@@ -29,6 +29,23 @@
 #define DRV_MD_SLOTS 8
 #define DRV_MD_DUP 2
 #define DRV_MD_CEILING 500
+/* MD chain: the defaults of chain_delay, chain_pack and ping_interval;
+   DRV_MD_CHAIN marks a send of no slot; DRV_MD_CHAIN_OPEN is the
+   default chain_open. */
+#define DRV_MD_CHAIN_DELAY RP_MICROSECONDS
+#define DRV_MD_CHAIN_PACK 8
+#define DRV_MD_PING_INTERVAL (100 * RP_MILLISECONDS)
+#define DRV_MD_CHAIN ((size_t)-1)
+#define DRV_MD_CHAIN_OPEN 4
+/* DRV_MD_CHAIN_LOST_MAX bounds the chain model's lost acks owed. */
+#define DRV_MD_CHAIN_LOST_MAX 1024
+/* DRV_MD_CHAIN_WND is the chain model's arq windows, segments
+   (MasterDnsVPN's ARQ_WINDOW_SIZE, 1000; its server needs the same). */
+#define DRV_MD_CHAIN_WND 1000
+/* DRV_MD_CHAIN_EDNS is the answer size the chain model asks for, bytes:
+   MasterDnsVPN's server fills its answers to the download MTU whatever
+   the query's EDNS says (about 1 400 bytes for an MTU of 1 232). */
+#define DRV_MD_CHAIN_EDNS 1500
 /* DRV_MD_PROBE_TRIES is how many probes of one size fail before a
    smaller; DRV_MD_PROBE_TIMEOUT the wait for a probe's answer. */
 #define DRV_MD_PROBE_TRIES 2
@@ -94,8 +111,11 @@ typedef struct drv_md_send {
   size_t res;
   uint16_t id;
   size_t slot;
-  /* gen is the slot's generation when sent. */
+  /* gen is the slot's generation when sent; for a chain query, its
+     serial, shared by its copies. */
   uint64_t gen;
+  /* copy_ok: a chain query's copy got a NOERROR answer. */
+  int copy_ok;
   rp_tstamp sent_at;
   rp_tstamp deadline;
 } drv_md_send;
@@ -132,6 +152,15 @@ struct tun_drv {
   drv_md_slot slots[TUN_DRV_MAX_SLOTS];
   drv_md_send *sends;
   size_t sends_hi;
+  /* MD chain: acks owed, when they go (UNSET: none owed), the next
+     ping. */
+  size_t owed;
+  /* lost_acks counts chain queries refused or timed out whose acks the
+     server never got (at most DRV_MD_CHAIN_LOST_MAX). */
+  size_t lost_acks;
+  uint64_t chain_serial;
+  rp_tstamp dispatch_at;
+  rp_tstamp next_ping;
   uint8_t qbuf[TUN_WIRE_MAX_MSG];
 };
 
@@ -166,6 +195,9 @@ static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
     /* dnstt's KCP windows (turbotunnel.QueueSize / 2). */
     cs.arq.snd_wnd = cs.arq.rcv_wnd = TUN_DRV_ORIG_WINDOW;
     cs.arq.ack_held = d->set.ack_held;
+  } else if (d->set.chain) {
+    cs.arq.snd_wnd = cs.arq.rcv_wnd = DRV_MD_CHAIN_WND;
+    cs.edns_size = DRV_MD_CHAIN_EDNS;
   }
   cs.domain = d->set.domain;
   cs.sid = d->cb.rand(d->user_data);

@@ -36,8 +36,9 @@ static void drv_probe_send(tun_drv *d, size_t i, rp_tstamp now) {
   r->probe_nonce = drv_rand16(d);
   r->probe_id = drv_rand16(d);
   r->probe_deadline = now + DRV_MD_PROBE_TIMEOUT;
-  n = tun_cli_build_probe(d->qbuf, sizeof(d->qbuf), r->probe_id, &d->set.domain,
-                          r->probe_nonce, r->probe_size);
+  n = tun_cli_build_probe(
+      d->qbuf, sizeof(d->qbuf), r->probe_id, &d->set.domain, r->probe_nonce,
+      r->probe_size, d->set.chain ? DRV_MD_CHAIN_EDNS : RP_DNS_EDNS_UDP_SIZE);
   if (n > 0) {
     drv_send(d, (uint32_t)i, i, d->qbuf, (size_t)n, TUN_DRV_SEND_PROBE);
   }
@@ -166,9 +167,41 @@ static void drv_send_free(tun_drv *d, drv_md_send *s) {
   }
 }
 
+/* drv_fanout sends the |len| bytes of query |id| in d->qbuf to the
+   resolver the balancer picks and dup - 1 others, tracked as sends of
+   |slot| and |gen|. Returns the number of sends made. */
+static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
+                         uint64_t gen, rp_tstamp now) {
+  size_t targets[TUN_DRV_MAX_DUP], nt = 1, k;
+
+  targets[0] = tun_bal_pick(&d->bal);
+  if (d->set.dup > 1) {
+    nt += tun_bal_pick_copies(&d->bal, targets[0], d->set.dup - 1, targets + 1);
+  }
+  for (k = 0; k < nt; ++k) {
+    drv_md_send *s = drv_send_alloc(d);
+
+    if (s == NULL) {
+      break;
+    }
+    *s = (drv_md_send){.used = 1,
+                       .res = targets[k],
+                       .id = id,
+                       .slot = slot,
+                       .gen = gen,
+                       .sent_at = now,
+                       .deadline = now + drv_md_timeout(&d->res[targets[k]])};
+    tun_bal_on_sent(&d->bal, targets[k]);
+    if (k > 0) {
+      ++d->st.copies;
+    }
+    drv_send(d, (uint32_t)targets[k], targets[k], d->qbuf, len, 0);
+  }
+  return k;
+}
+
 static void drv_slot_send(tun_drv *d, size_t si, rp_tstamp now) {
   drv_md_slot *slot = &d->slots[si];
-  size_t targets[TUN_DRV_MAX_DUP], nt = 1, k;
   uint16_t id = drv_rand16(d);
   rp_ssize n;
 
@@ -188,34 +221,78 @@ static void drv_slot_send(tun_drv *d, size_t si, rp_tstamp now) {
     return;
   }
   ++d->st.queries;
-  targets[0] = tun_bal_pick(&d->bal);
-  if (d->set.dup > 1) {
-    nt += tun_bal_pick_copies(&d->bal, targets[0], d->set.dup - 1, targets + 1);
-  }
-  for (k = 0; k < nt; ++k) {
-    drv_md_send *s = drv_send_alloc(d);
-
-    if (s == NULL) {
-      break;
-    }
-    *s = (drv_md_send){.used = 1,
-                       .res = targets[k],
-                       .id = id,
-                       .slot = si,
-                       .gen = slot->gen,
-                       .sent_at = now,
-                       .deadline = now + drv_md_timeout(&d->res[targets[k]])};
-    ++slot->pending;
-    tun_bal_on_sent(&d->bal, targets[k]);
-    if (k > 0) {
-      ++d->st.copies;
-    }
-    drv_send(d, (uint32_t)targets[k], targets[k], d->qbuf, (size_t)n, 0);
-  }
+  slot->pending = drv_fanout(d, id, (size_t)n, si, slot->gen, now);
   if (slot->pending == 0) {
     slot->waiting = 0;
     slot->resting = 1;
     slot->rest_until = now + DRV_MD_TIMEOUT_MIN;
+  }
+}
+
+/* drv_chain_send sends one query of the chain model through the
+   balancer with its copies. Returns the number of upload segments it
+   carries, or -1 when nothing went. */
+static long drv_chain_send(tun_drv *d, rp_tstamp now) {
+  tun_arq_sent sent;
+  uint16_t id = drv_rand16(d);
+  rp_ssize n;
+  long went = -1;
+
+  if (d->finished) {
+    return -1;
+  }
+  n = tun_cli_build_query(d->cli, d->qbuf, sizeof(d->qbuf), id, drv_rand16(d),
+                          now, &sent);
+  if (n < 0) {
+    return -1;
+  }
+  ++d->st.queries;
+  ++d->chain_serial;
+  if (drv_fanout(d, id, (size_t)n, DRV_MD_CHAIN, d->chain_serial, now) > 0) {
+    went = (long)sent.n;
+  }
+  return went;
+}
+
+/* drv_chain_dispatch sends the queries that carry the acks owed. */
+static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
+  size_t q = (d->owed + d->set.chain_pack - 1) / d->set.chain_pack;
+
+  d->owed = 0;
+  d->dispatch_at = RP_TSTAMP_UNSET;
+  while (q-- > 0 && drv_chain_send(d, now) >= 0) {
+  }
+}
+
+/* drv_chain_start opens the chain model's run with chain_open queries
+   (MasterDnsVPN sends its stream's opening packets
+   SETUP_PACKET_DUPLICATION_COUNT times; each answer brings data). */
+static void drv_chain_start(tun_drv *d, rp_tstamp now) {
+  size_t i;
+
+  d->next_ping = now + d->set.ping_interval;
+  for (i = 0; i < d->set.chain_open; ++i) {
+    drv_chain_send(d, now);
+  }
+}
+
+/* drv_chain_done ends chain send |s| (already freed). The chain's next
+   query, if any, comes from the data it got. The acks of a query none of
+   whose copies was answered never reached the server. */
+static void drv_chain_done(tun_drv *d, const drv_md_send *s, int ok) {
+  size_t i;
+  int out = 0;
+
+  for (i = 0; i < d->sends_hi; ++i) {
+    drv_md_send *o = &d->sends[i];
+
+    if (o->used && o->slot == DRV_MD_CHAIN && o->gen == s->gen) {
+      o->copy_ok |= ok > 0;
+      out = 1;
+    }
+  }
+  if (ok <= 0 && !s->copy_ok && !out && d->lost_acks < DRV_MD_CHAIN_LOST_MAX) {
+    ++d->lost_acks;
   }
 }
 
@@ -229,6 +306,10 @@ static void drv_md_start_run(tun_drv *d, rp_tstamp now) {
   }
   d->running = 1;
   drv_progress(d, now);
+  if (d->set.chain) {
+    drv_chain_start(d, now);
+    return;
+  }
   for (i = 0; i < d->set.nslots; ++i) {
     drv_slot_send(d, i, now);
   }
@@ -238,10 +319,15 @@ static void drv_md_start_run(tun_drv *d, rp_tstamp now) {
    an error answer, -1 for a timeout. */
 static void drv_md_send_done(tun_drv *d, drv_md_send *s, int ok,
                              rp_tstamp now) {
-  drv_md_slot *slot = &d->slots[s->slot];
+  drv_md_slot *slot;
   drv_md_res *r = &d->res[s->res];
 
   drv_send_free(d, s);
+  if (s->slot == DRV_MD_CHAIN) {
+    drv_chain_done(d, s, ok);
+    return;
+  }
+  slot = &d->slots[s->slot];
   if (s->gen != slot->gen || !slot->waiting) {
     return;
   }
@@ -259,6 +345,21 @@ static void drv_md_send_done(tun_drv *d, drv_md_send *s, int ok,
     slot->resting = 1;
     slot->rest_until = now + drv_md_timeout(r);
   }
+}
+
+/* drv_answer_has_data returns 1 if |len| bytes are a NOERROR answer
+   whose frame carries a data segment. */
+static int drv_answer_has_data(const uint8_t *data, size_t len) {
+  uint8_t buf[TUN_WIRE_MAX_MSG];
+  rp_dns_msg a;
+  rp_ssize n;
+
+  if (rp_dns_parse(&a, data, len) != 0 ||
+      (a.hdr.flags & RP_DNS_RCODE_MASK) != RP_DNS_RCODE_NOERROR) {
+    return 0;
+  }
+  n = tun_wire_answer_payload(&a, buf, sizeof(buf));
+  return n > (rp_ssize)TUN_ARQ_HDR_FIXED;
 }
 
 void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
@@ -280,8 +381,21 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
   if (!d->running) {
     return;
   }
-  rv = tun_cli_on_answer(d->cli, data, len, now);
+  if (d->set.chain && d->lost_acks > 0 && drv_answer_has_data(data, len)) {
+    /* The resend of a packet whose ack was lost: nothing new (tundrv.h). */
+    --d->lost_acks;
+    ++d->st.resent;
+    rv = 1;
+  } else {
+    rv = tun_cli_on_answer(d->cli, data, len, now);
+  }
   ok = rv >= 0;
+  if (d->set.chain && rv > 0) {
+    if (d->owed++ == 0) {
+      /* It carried data: its ack is owed. */
+      d->dispatch_at = now + d->set.chain_delay;
+    }
+  }
   if (ok) {
     ++d->st.answers;
   } else {
@@ -333,7 +447,18 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
       drv_md_send_done(d, s, -1, now);
     }
   }
-  for (i = 0; i < d->set.nslots && !d->finished; ++i) {
+  if (d->set.chain) {
+    if (d->dispatch_at != RP_TSTAMP_UNSET && now >= d->dispatch_at) {
+      drv_chain_dispatch(d, now);
+    }
+    if (now >= d->next_ping) {
+      drv_chain_send(d, now);
+      while (d->next_ping <= now) {
+        d->next_ping += d->set.ping_interval;
+      }
+    }
+  }
+  for (i = 0; i < d->set.nslots && !d->finished && !d->set.chain; ++i) {
     drv_md_slot *slot = &d->slots[i];
 
     if (slot->resting && now >= slot->rest_until) {
@@ -346,6 +471,7 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
 void tun_drv_md_start(tun_drv *d, rp_tstamp now) {
   size_t k;
 
+  d->dispatch_at = RP_TSTAMP_UNSET;
   for (k = 0; k < d->set.nres; ++k) {
     d->res[k].srtt = RP_TSTAMP_UNSET;
     d->res[k].probe_size = d->set.mtu_ceiling;

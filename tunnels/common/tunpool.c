@@ -70,7 +70,7 @@ static rp_ssize pool_check_build(uint8_t *buf, size_t cap, uint16_t id,
   tun_pool *tp = user_data;
 
   return tun_cli_build_probe(buf, cap, id, &tp->domain, pool_nonce(id),
-                             tp->check_bytes);
+                             tp->check_bytes, RP_DNS_EDNS_UDP_SIZE);
 }
 
 static int pool_check_verify(const uint8_t *answer, size_t len,

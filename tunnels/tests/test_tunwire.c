@@ -437,7 +437,8 @@ static void test_tunwire_probe(void **state) {
 
   (void)state;
   assert_int_equal(rp_dns_name_from_text(&domain, "t.example"), 0);
-  n = tun_cli_build_probe(q, sizeof(q), 9, &domain, 77, 500);
+  n = tun_cli_build_probe(q, sizeof(q), 9, &domain, 77, 500,
+                          RP_DNS_EDNS_UDP_SIZE);
   assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
   assert_int_equal(r->n, 1);
   assert_true(tun_cli_check_probe(r->data[0], r->len[0], 77, 500));

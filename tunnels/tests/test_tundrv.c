@@ -1,0 +1,267 @@
+/*
+ * test_tundrv.c: the MD driver's chain model (tundrv.h, chain = 1: the
+ * simulator's model of MasterDnsVPN's send loop) against the minimal
+ * server in memory, on a fake clock: the opening queries, one query per
+ * batch of acks owed, a chain that ends on an error answer, the pings,
+ * the resend that a lost ack costs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tundrv.h"
+#include "tunsrv.h"
+
+#define Q_SLOTS 64
+#define A_SLOTS 64
+#define MSG_MAX 2048
+
+/* wire holds the queries the driver sent and the answers the server
+   made, each waiting for the test to deliver it. */
+typedef struct wire {
+  size_t nq;
+  size_t qlen[Q_SLOTS];
+  uint8_t q[Q_SLOTS][MSG_MAX];
+  size_t na;
+  size_t alen[A_SLOTS];
+  uint8_t a[A_SLOTS][MSG_MAX];
+  uint64_t rng;
+} wire;
+
+static int drv_send_cb(uint32_t chan, size_t res, const uint8_t *data,
+                       size_t len, uint32_t flags, void *user_data) {
+  wire *w = user_data;
+
+  (void)chan;
+  (void)res;
+  (void)flags;
+  assert_true(w->nq < Q_SLOTS && len <= MSG_MAX);
+  memcpy(w->q[w->nq], data, len);
+  w->qlen[w->nq++] = len;
+  return 0;
+}
+
+static uint64_t drv_rand_cb(void *user_data) {
+  wire *w = user_data;
+
+  w->rng = w->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  return w->rng >> 11;
+}
+
+static int srv_send_cb(const tun_peer *peer, const uint8_t *data, size_t len,
+                       void *user_data) {
+  wire *w = user_data;
+
+  (void)peer;
+  assert_true(w->na < A_SLOTS && len <= MSG_MAX);
+  memcpy(w->a[w->na], data, len);
+  w->alen[w->na++] = len;
+  return 0;
+}
+
+static size_t srv_source_cb(uint64_t sid, uint64_t offset, uint8_t *out,
+                            size_t cap, void *user_data) {
+  (void)sid;
+  (void)user_data;
+  memset(out, (int)(offset & 0x7f), cap);
+  return cap;
+}
+
+static void srv_sink_cb(uint64_t sid, uint64_t offset, const uint8_t *data,
+                        size_t len, void *user_data) {
+  (void)sid;
+  (void)offset;
+  (void)data;
+  (void)len;
+  (void)user_data;
+}
+
+/* serve hands every query sent so far to |srv| and forgets them. */
+static void serve(wire *w, tun_srv *srv, rp_tstamp now) {
+  tun_peer peer;
+  size_t i;
+
+  memset(&peer, 0, sizeof(peer));
+  peer.addrlen = 4;
+  for (i = 0; i < w->nq; ++i) {
+    assert_int_equal(tun_srv_on_datagram(srv, w->q[i], w->qlen[i], &peer, now),
+                     0);
+  }
+  w->nq = 0;
+}
+
+/* answer delivers the answers |from| .. |to| - 1 to |drv|. */
+static void answer(wire *w, tun_drv *drv, size_t from, size_t to,
+                   rp_tstamp now) {
+  size_t i;
+
+  for (i = from; i < to; ++i) {
+    tun_drv_on_answer(drv, 0, 0, w->a[i], w->alen[i], now);
+  }
+}
+
+typedef struct fixture {
+  wire w;
+  tun_drv *drv;
+  tun_srv *srv;
+  rp_tstamp now;
+} fixture;
+
+/* chain_setup runs the MTU test of a chain driver over one resolver and
+   leaves the opening queries in |f->w|. */
+static void chain_setup(fixture *f) {
+  tun_drv_settings ds;
+  tun_srv_settings ss;
+  tun_drv_callbacks dcb = {.send = drv_send_cb, .rand = drv_rand_cb};
+  tun_srv_callbacks scb = {
+      .send = srv_send_cb, .source = srv_source_cb, .sink = srv_sink_cb};
+  int rounds = 0;
+
+  memset(f, 0, sizeof(*f));
+  f->w.rng = 7;
+  tun_drv_settings_default(&ds, TUN_DRV_MD);
+  ds.chain = 1;
+  ds.dup = 1;
+  ds.mtu_ceiling = 1232;
+  ds.down_bytes = UINT64_MAX;
+  ds.seconds = 1000;
+  ds.no_down_hash = 1;
+  assert_int_equal(rp_dns_name_from_text(&ds.domain, "t.example"), 0);
+  tun_srv_settings_default(&ss, TUN_MODE_MD);
+  ss.domain = ds.domain;
+  ss.max_answer = 1500;
+  ss.arq.snd_wnd = ss.arq.rcv_wnd = 1000;
+  assert_int_equal(tun_drv_new(&f->drv, &ds, &dcb, NULL, &f->w), 0);
+  assert_int_equal(tun_srv_new(&f->srv, &ss, &scb, NULL, &f->w), 0);
+  assert_int_equal(tun_drv_start(f->drv, f->now), 0);
+  /* The MTU test: probes answered at once until the run starts. */
+  while (tun_drv_md_mtu(f->drv) == 0) {
+    assert_true(++rounds < 10);
+    f->w.na = 0;
+    serve(&f->w, f->srv, f->now);
+    f->now += RP_MILLISECONDS;
+    answer(&f->w, f->drv, 0, f->w.na, f->now);
+    f->w.na = 0;
+  }
+  /* The whole download MTU: the chain model's queries ask for it. */
+  assert_int_equal(tun_drv_md_mtu(f->drv), 1232);
+}
+
+static void chain_teardown(fixture *f) {
+  tun_drv_del(f->drv);
+  tun_srv_del(f->srv);
+}
+
+static void test_tundrv_chain_acks(void **state) {
+  fixture f;
+  tun_drv_stats st;
+
+  (void)state;
+  chain_setup(&f);
+  /* The opening: chain_open (4) queries, nothing more until answers. */
+  assert_int_equal(f.w.nq, 4);
+  serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, 4);
+  assert_int_equal(tun_drv_get_due(f.drv), RP_TSTAMP_UNSET);
+
+  /* Four data answers read together owe four acks: one query, after
+     the chain delay. */
+  f.now += RP_MILLISECONDS;
+  answer(&f.w, f.drv, 0, 4, f.now);
+  assert_int_equal(f.w.nq, 0);
+  assert_int_equal(tun_drv_get_due(f.drv), f.now + RP_MICROSECONDS);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  assert_int_equal(tun_drv_get_due(f.drv), RP_TSTAMP_UNSET);
+
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.queries, 5);
+  chain_teardown(&f);
+}
+
+static void test_tundrv_chain_pack(void **state) {
+  fixture f;
+  size_t i;
+  uint8_t q[MSG_MAX];
+  size_t qlen;
+  tun_peer peer;
+
+  (void)state;
+  chain_setup(&f);
+  memset(&peer, 0, sizeof(peer));
+  peer.addrlen = 4;
+  /* One opening query answered nine times (copies of it through a pool:
+     each one new data): nine acks owed, two queries. */
+  memcpy(q, f.w.q[0], f.w.qlen[0]);
+  qlen = f.w.qlen[0];
+  f.w.nq = 0;
+  f.w.na = 0;
+  for (i = 0; i < 9; ++i) {
+    assert_int_equal(tun_srv_on_datagram(f.srv, q, qlen, &peer, f.now), 0);
+  }
+  assert_int_equal(f.w.na, 9);
+  f.now += RP_MILLISECONDS;
+  answer(&f.w, f.drv, 0, 9, f.now);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 2);
+  chain_teardown(&f);
+}
+
+static void test_tundrv_chain_error_ends(void **state) {
+  fixture f;
+  tun_drv_stats st;
+  uint8_t refused[MSG_MAX];
+  size_t i;
+
+  (void)state;
+  chain_setup(&f);
+  /* A REFUSED answer to each opening query: no ack owed, no query. */
+  for (i = 0; i < 4; ++i) {
+    memcpy(refused, f.w.q[i], f.w.qlen[i]);
+    refused[2] |= 0x80;                  /* QR */
+    refused[3] = (refused[3] & 0xf0) | 5; /* REFUSED */
+    tun_drv_on_answer(f.drv, 0, 0, refused, f.w.qlen[i], f.now);
+  }
+  f.w.nq = 0;
+  assert_int_equal(tun_drv_get_due(f.drv), RP_TSTAMP_UNSET);
+  f.now += 50 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 0);
+  /* The ping at 100 ms starts a new chain. */
+  f.now += 60 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  /* And one ping per interval, not one per tick. */
+  f.now += 10 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  /* The four refused queries' acks never reached the server: the next
+     data answer is taken as a resend (its data dropped, tundrv.h), and
+     still owes its ack. */
+  f.w.na = 0;
+  serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, 1);
+  answer(&f.w, f.drv, 0, 1, f.now);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.resent, 1);
+  assert_int_equal(st.rejected, 4);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  chain_teardown(&f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_tundrv_chain_acks),
+      cmocka_unit_test(test_tundrv_chain_pack),
+      cmocka_unit_test(test_tundrv_chain_error_ends),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
