@@ -43,9 +43,10 @@
  *   The upload rides on these queries. MasterDnsVPN acks each packet
  *   once, in one query: when that query is refused or lost its server
  *   sends the packet again, an answer that brings nothing new. The model
- *   (whose acks are cumulative) takes the next data answer after each
- *   refused or timed-out query as that resend: its data is dropped unread
- *   (the server sends it again) and its ack is owed.
+ *   (whose acks are cumulative) counts the acks of each query none of
+ *   whose copies was answered (refused or timed out) and takes as many
+ *   of the next data answers as those resends: their data is dropped
+ *   unread (the server sends it again) and their acks are owed.
  *
  * Timers: the caller calls tun_drv_tick every tun_drv_tick_interval (the
  * programs' periodic timer: 5 ms for the DNSTT models, 2 ms for MD).

@@ -114,8 +114,10 @@ typedef struct drv_md_send {
   /* gen is the slot's generation when sent; for a chain query, its
      serial, shared by its copies. */
   uint64_t gen;
-  /* copy_ok: a chain query's copy got a NOERROR answer. */
+  /* copy_ok: a chain query's copy got a NOERROR answer; acks: the acks
+     owed that the chain query carries. */
   int copy_ok;
+  size_t acks;
   rp_tstamp sent_at;
   rp_tstamp deadline;
 } drv_md_send;
@@ -155,8 +157,8 @@ struct tun_drv {
   /* MD chain: acks owed, when they go (UNSET: none owed), the next
      ping. */
   size_t owed;
-  /* lost_acks counts chain queries refused or timed out whose acks the
-     server never got (at most DRV_MD_CHAIN_LOST_MAX). */
+  /* lost_acks counts the acks of chain queries refused or timed out,
+     which the server never got (at most DRV_MD_CHAIN_LOST_MAX). */
   size_t lost_acks;
   uint64_t chain_serial;
   rp_tstamp dispatch_at;

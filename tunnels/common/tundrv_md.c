@@ -169,9 +169,10 @@ static void drv_send_free(tun_drv *d, drv_md_send *s) {
 
 /* drv_fanout sends the |len| bytes of query |id| in d->qbuf to the
    resolver the balancer picks and dup - 1 others, tracked as sends of
-   |slot| and |gen|. Returns the number of sends made. */
+   |slot| and |gen| carrying |acks| (chain) acks. Returns the number of
+   sends made. */
 static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
-                         uint64_t gen, rp_tstamp now) {
+                         uint64_t gen, size_t acks, rp_tstamp now) {
   size_t targets[TUN_DRV_MAX_DUP], nt = 1, k;
 
   targets[0] = tun_bal_pick(&d->bal);
@@ -189,6 +190,7 @@ static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
                        .id = id,
                        .slot = slot,
                        .gen = gen,
+                       .acks = acks,
                        .sent_at = now,
                        .deadline = now + drv_md_timeout(&d->res[targets[k]])};
     tun_bal_on_sent(&d->bal, targets[k]);
@@ -221,7 +223,7 @@ static void drv_slot_send(tun_drv *d, size_t si, rp_tstamp now) {
     return;
   }
   ++d->st.queries;
-  slot->pending = drv_fanout(d, id, (size_t)n, si, slot->gen, now);
+  slot->pending = drv_fanout(d, id, (size_t)n, si, slot->gen, 0, now);
   if (slot->pending == 0) {
     slot->waiting = 0;
     slot->resting = 1;
@@ -230,13 +232,14 @@ static void drv_slot_send(tun_drv *d, size_t si, rp_tstamp now) {
 }
 
 /* drv_chain_send sends one query of the chain model through the
-   balancer with its copies. Returns the number of upload segments it
+   balancer with its copies, carrying |acks| acks owed. Returns the number of upload segments it
    carries, or -1 when nothing went. */
-static long drv_chain_send(tun_drv *d, rp_tstamp now) {
+static long drv_chain_send(tun_drv *d, size_t acks, rp_tstamp now) {
   tun_arq_sent sent;
   uint16_t id = drv_rand16(d);
   rp_ssize n;
   long went = -1;
+  size_t k;
 
   if (d->finished) {
     return -1;
@@ -248,7 +251,8 @@ static long drv_chain_send(tun_drv *d, rp_tstamp now) {
   }
   ++d->st.queries;
   ++d->chain_serial;
-  if (drv_fanout(d, id, (size_t)n, DRV_MD_CHAIN, d->chain_serial, now) > 0) {
+  k = drv_fanout(d, id, (size_t)n, DRV_MD_CHAIN, d->chain_serial, acks, now);
+  if (k > 0) {
     went = (long)sent.n;
   }
   return went;
@@ -256,12 +260,16 @@ static long drv_chain_send(tun_drv *d, rp_tstamp now) {
 
 /* drv_chain_dispatch sends the queries that carry the acks owed. */
 static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
-  size_t q = (d->owed + d->set.chain_pack - 1) / d->set.chain_pack;
-
-  d->owed = 0;
   d->dispatch_at = RP_TSTAMP_UNSET;
-  while (q-- > 0 && drv_chain_send(d, now) >= 0) {
+  while (d->owed > 0) {
+    size_t acks = d->owed > d->set.chain_pack ? d->set.chain_pack : d->owed;
+
+    if (drv_chain_send(d, acks, now) < 0) {
+      break;
+    }
+    d->owed -= acks;
   }
+  d->owed = 0;
 }
 
 /* drv_chain_start opens the chain model's run with chain_open queries
@@ -272,7 +280,7 @@ static void drv_chain_start(tun_drv *d, rp_tstamp now) {
 
   d->next_ping = now + d->set.ping_interval;
   for (i = 0; i < d->set.chain_open; ++i) {
-    drv_chain_send(d, now);
+    drv_chain_send(d, 0, now);
   }
 }
 
@@ -291,8 +299,11 @@ static void drv_chain_done(tun_drv *d, const drv_md_send *s, int ok) {
       out = 1;
     }
   }
-  if (ok <= 0 && !s->copy_ok && !out && d->lost_acks < DRV_MD_CHAIN_LOST_MAX) {
-    ++d->lost_acks;
+  if (ok <= 0 && !s->copy_ok && !out) {
+    d->lost_acks += s->acks;
+    if (d->lost_acks > DRV_MD_CHAIN_LOST_MAX) {
+      d->lost_acks = DRV_MD_CHAIN_LOST_MAX;
+    }
   }
 }
 
@@ -452,7 +463,7 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
       drv_chain_dispatch(d, now);
     }
     if (now >= d->next_ping) {
-      drv_chain_send(d, now);
+      drv_chain_send(d, 0, now);
       while (d->next_ping <= now) {
         d->next_ping += d->set.ping_interval;
       }

@@ -216,17 +216,20 @@ static void test_tundrv_chain_error_ends(void **state) {
   fixture f;
   tun_drv_stats st;
   uint8_t refused[MSG_MAX];
-  size_t i;
 
   (void)state;
   chain_setup(&f);
-  /* A REFUSED answer to each opening query: no ack owed, no query. */
-  for (i = 0; i < 4; ++i) {
-    memcpy(refused, f.w.q[i], f.w.qlen[i]);
-    refused[2] |= 0x80;                  /* QR */
-    refused[3] = (refused[3] & 0xf0) | 5; /* REFUSED */
-    tun_drv_on_answer(f.drv, 0, 0, refused, f.w.qlen[i], f.now);
-  }
+  /* The opening's four answers owe four acks: one query carries them. */
+  serve(&f.w, f.srv, f.now);
+  answer(&f.w, f.drv, 0, 4, f.now);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  /* It is refused: no ack owed, no query; the chain ends. */
+  memcpy(refused, f.w.q[0], f.w.qlen[0]);
+  refused[2] |= 0x80;                   /* QR */
+  refused[3] = (refused[3] & 0xf0) | 5; /* REFUSED */
+  tun_drv_on_answer(f.drv, 0, 0, refused, f.w.qlen[0], f.now);
   f.w.nq = 0;
   assert_int_equal(tun_drv_get_due(f.drv), RP_TSTAMP_UNSET);
   f.now += 50 * RP_MILLISECONDS;
@@ -240,7 +243,7 @@ static void test_tundrv_chain_error_ends(void **state) {
   f.now += 10 * RP_MILLISECONDS;
   tun_drv_tick(f.drv, f.now);
   assert_int_equal(f.w.nq, 1);
-  /* The four refused queries' acks never reached the server: the next
+  /* The refused query's four acks never reached the server: the ping's
      data answer is taken as a resend (its data dropped, tundrv.h), and
      still owes its ack. */
   f.w.na = 0;
@@ -249,10 +252,38 @@ static void test_tundrv_chain_error_ends(void **state) {
   answer(&f.w, f.drv, 0, 1, f.now);
   tun_drv_get_stats(f.drv, &st);
   assert_int_equal(st.resent, 1);
-  assert_int_equal(st.rejected, 4);
+  assert_int_equal(st.rejected, 1);
   f.now += RP_MICROSECONDS;
   tun_drv_tick(f.drv, f.now);
   assert_int_equal(f.w.nq, 1);
+  chain_teardown(&f);
+}
+
+static void test_tundrv_chain_empty_refused(void **state) {
+  fixture f;
+  tun_drv_stats st;
+  uint8_t refused[MSG_MAX];
+  size_t i;
+
+  (void)state;
+  chain_setup(&f);
+  /* The opening queries carry no acks: refused, they cost no resend. */
+  for (i = 0; i < 4; ++i) {
+    memcpy(refused, f.w.q[i], f.w.qlen[i]);
+    refused[2] |= 0x80;
+    refused[3] = (refused[3] & 0xf0) | 5;
+    tun_drv_on_answer(f.drv, 0, 0, refused, f.w.qlen[i], f.now);
+  }
+  f.w.nq = 0;
+  f.now += 100 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  f.w.na = 0;
+  serve(&f.w, f.srv, f.now);
+  answer(&f.w, f.drv, 0, 1, f.now);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.resent, 0);
+  assert_int_equal(st.rejected, 4);
   chain_teardown(&f);
 }
 
@@ -261,6 +292,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_acks),
       cmocka_unit_test(test_tundrv_chain_pack),
       cmocka_unit_test(test_tundrv_chain_error_ends),
+      cmocka_unit_test(test_tundrv_chain_empty_refused),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
