@@ -16,6 +16,29 @@ import sys
 LIMITED_TOL = 0.15
 OTHER_TOL = 0.30
 
+# MODELS names the model a column's cell depends on most, in the order
+# tried: (tunnel, mode or None, the model). docs/simulator.md says what
+# each models and why it is off.
+MODELS = [
+    ("real-masterdns", None, "the real MasterDnsVPN model (its send loop: "
+     "docs/simulator.md, \"The real MasterDnsVPN's send loop\")"),
+    ("real-dnstt", None, "the real dnstt model (the original client on "
+     "KCP's clock: docs/simulator.md, \"The real dnstt's KCP clock\")"),
+    (None, "dnsdist", "the dnsdist relay model (leastOutstanding, the "
+     "relay's costs)"),
+    ("masterdns", None, "the minimal MasterDNS client's model and costs"),
+    (None, None, "the minimal DNSTT clients' and the fake resolvers' "
+     "costs (docs/simulator.md, \"The cost model\")"),
+]
+
+
+def model_of(col):
+    for tunnel, mode, name in MODELS:
+        if (tunnel is None or col.get("tunnel") == tunnel) and \
+                (mode is None or col.get("mode") == mode):
+            return name
+    return MODELS[-1][2]
+
 
 def medians(path):
     with open(os.path.join(path, "results.json")) as f:
@@ -50,6 +73,7 @@ def main(argv):
              " | same winner |",
              "|---|" + "---|" * (len(cols) + 1)]
     within = total = same = 0
+    off = {}
     for s in setups:
         row = []
         tol = LIMITED_TOL if s.get("rate_limited") else OTHER_TOL
@@ -63,6 +87,10 @@ def main(argv):
             total += 1
             within += ok
             row.append("%.0f / %.0f (%.2fx)%s" % (a, b, r, "" if ok else " !"))
+            if not ok:
+                col = next(x for x in sim_res["columns"] if x["name"] == c)
+                off.setdefault(model_of(col), []).append(
+                    "%s %s %.2fx" % (s["name"], titles[c], r))
         have = [c for c in cols if (s["name"], c) in sim and
                 (s["name"], c) in lb]
         if have:
@@ -76,6 +104,15 @@ def main(argv):
         lines.append("| %s | %s | %s |" % (s["name"], " | ".join(row), win))
     lines += ["", "Within the tolerance: %d of %d cells; the same winner in "
               "%d of %d rows." % (within, total, same, len(setups)), ""]
+    if off:
+        lines += ["## The cells further off, by the model that decides them",
+                  ""]
+        for _, _, name in MODELS:
+            if name in off:
+                n = len(off[name])
+                lines.append("- %s: %d cell%s: %s." % (
+                    name, n, "" if n == 1 else "s", "; ".join(off[name])))
+        lines.append("")
     text = "\n".join(lines)
     if len(argv) > 3:
         with open(argv[3], "w") as f:

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Unit tests of tools/sim_vs_loopback.py: the ratio of each cell, its
+mark past the tolerance (15 % rate-limited, 30 % otherwise), the winner
+per row, and the off cells listed under the model that decides them.
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools",
+                    "sim_vs_loopback.py")
+spec = importlib.util.spec_from_file_location("sim_vs_loopback", TOOL)
+svl = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(svl)
+
+SETUPS = [{"name": "one-limited", "rate_limited": True},
+          {"name": "one-unlimited"}]
+COLUMNS = [{"name": "dnstt-first", "title": "DNSTT first", "tunnel": "dnstt",
+            "mode": "direct-first"},
+           {"name": "dnstt-dnsdist", "title": "DNSTT dnsdist",
+            "tunnel": "dnstt", "mode": "dnsdist"},
+           {"name": "real-md-respool", "title": "real MD respool",
+            "tunnel": "real-masterdns", "mode": "respool"}]
+
+
+def write(d, kbps):
+    cells = {}
+    for (s, c), v in kbps.items():
+        cells.setdefault(s, {})[c] = {"summary": {"kbps_down": v}}
+    with open(os.path.join(d, "results.json"), "w") as f:
+        json.dump({"setups": SETUPS, "columns": COLUMNS, "cells": cells,
+                   "rounds": 1, "command": "test"}, f)
+
+
+class SimVsLoopback(unittest.TestCase):
+    def run_tool(self, sim, lb):
+        with tempfile.TemporaryDirectory() as a, \
+                tempfile.TemporaryDirectory() as b:
+            write(a, sim)
+            write(b, lb)
+            out = os.path.join(a, "out.md")
+            self.assertEqual(svl.main(["x", a, b, out]), 0)
+            with open(out) as f:
+                return f.read()
+
+    def test_marks_winners_models(self):
+        lb = {("one-limited", "dnstt-first"): 200.0,
+              ("one-limited", "dnstt-dnsdist"): 100.0,
+              ("one-limited", "real-md-respool"): 100.0,
+              ("one-unlimited", "dnstt-first"): 1000.0,
+              ("one-unlimited", "dnstt-dnsdist"): 800.0,
+              ("one-unlimited", "real-md-respool"): 500.0}
+        sim = dict(lb)
+        # Limited: 1.14x is within 15 %, 1.20x is not.
+        sim[("one-limited", "dnstt-dnsdist")] = 114.0
+        sim[("one-limited", "real-md-respool")] = 120.0
+        # Unlimited: 1.29x within 30 %, and a winner that differs.
+        sim[("one-unlimited", "dnstt-dnsdist")] = 1032.0
+        sim[("one-unlimited", "real-md-respool")] = 1400.0
+        text = self.run_tool(sim, lb)
+        self.assertIn("114 / 100 (1.14x) |", text)
+        self.assertIn("120 / 100 (1.20x) ! |", text)
+        self.assertIn("1032 / 800 (1.29x) |", text)
+        self.assertIn("| yes (DNSTT first) |", text)
+        self.assertIn("| no: real MD respool / DNSTT first |", text)
+        self.assertIn("Within the tolerance: 4 of 6 cells; the same winner "
+                      "in 1 of 2 rows.", text)
+        self.assertIn("- the real MasterDnsVPN model", text)
+        self.assertIn("2 cells: one-limited real MD respool 1.20x; "
+                      "one-unlimited real MD respool 2.80x.", text)
+        self.assertNotIn("dnsdist relay model", text)
+
+    def test_model_of(self):
+        self.assertIn("dnsdist", svl.model_of({"tunnel": "dnstt",
+                                               "mode": "dnsdist"}))
+        self.assertIn("real dnstt", svl.model_of({"tunnel": "real-dnstt",
+                                                  "mode": "dnsdist"}))
+        self.assertIn("minimal DNSTT", svl.model_of({"tunnel": "dnstt-orig",
+                                                     "mode": "respool"}))
+
+
+if __name__ == "__main__":
+    unittest.main()
