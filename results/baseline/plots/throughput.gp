@@ -1,6 +1,6 @@
 set terminal pngcairo size 1280,600 noenhanced font ",10"
 set output "throughput.png"
-set title "download kbps per setup and column (2026-12-05T02:37:09+00:00)"
+set title "download kbps per setup and column (2026-12-05T13:03:04+00:00)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
