@@ -103,6 +103,16 @@ static void answer(wire *w, tun_drv *drv, size_t from, size_t to,
   }
 }
 
+/* refuse delivers to |drv| a REFUSED answer to query |i| of |w|. */
+static void refuse(wire *w, tun_drv *drv, size_t i, rp_tstamp now) {
+  uint8_t a[MSG_MAX];
+
+  memcpy(a, w->q[i], w->qlen[i]);
+  a[2] |= 0x80; /* QR */
+  a[3] = (uint8_t)((a[3] & 0xf0) | 5); /* REFUSED */
+  tun_drv_on_answer(drv, 0, 0, a, w->qlen[i], now);
+}
+
 typedef struct fixture {
   wire w;
   tun_drv *drv;
@@ -215,7 +225,6 @@ static void test_tundrv_chain_pack(void **state) {
 static void test_tundrv_chain_error_ends(void **state) {
   fixture f;
   tun_drv_stats st;
-  uint8_t refused[MSG_MAX];
 
   (void)state;
   chain_setup(&f);
@@ -226,10 +235,7 @@ static void test_tundrv_chain_error_ends(void **state) {
   tun_drv_tick(f.drv, f.now);
   assert_int_equal(f.w.nq, 1);
   /* It is refused: no ack owed, no query; the chain ends. */
-  memcpy(refused, f.w.q[0], f.w.qlen[0]);
-  refused[2] |= 0x80;                   /* QR */
-  refused[3] = (refused[3] & 0xf0) | 5; /* REFUSED */
-  tun_drv_on_answer(f.drv, 0, 0, refused, f.w.qlen[0], f.now);
+  refuse(&f.w, f.drv, 0, f.now);
   f.w.nq = 0;
   assert_int_equal(tun_drv_get_due(f.drv), RP_TSTAMP_UNSET);
   f.now += 50 * RP_MILLISECONDS;
@@ -262,17 +268,13 @@ static void test_tundrv_chain_error_ends(void **state) {
 static void test_tundrv_chain_empty_refused(void **state) {
   fixture f;
   tun_drv_stats st;
-  uint8_t refused[MSG_MAX];
   size_t i;
 
   (void)state;
   chain_setup(&f);
   /* The opening queries carry no acks: refused, they cost no resend. */
   for (i = 0; i < 4; ++i) {
-    memcpy(refused, f.w.q[i], f.w.qlen[i]);
-    refused[2] |= 0x80;
-    refused[3] = (refused[3] & 0xf0) | 5;
-    tun_drv_on_answer(f.drv, 0, 0, refused, f.w.qlen[i], f.now);
+    refuse(&f.w, f.drv, i, f.now);
   }
   f.w.nq = 0;
   f.now += 100 * RP_MILLISECONDS;
