@@ -113,6 +113,17 @@ typedef struct sim_net_cell {
      added unchecked. */
   sim_net_relay relay;
   rp_settings pool;
+  /* kind is the kind |pool|'s settings are (reported in the result). */
+  rp_kind kind;
+  /* down_ends 1: the run ends with the client's download, the upload as
+     far as it went (tunxfer.h): a real client's run, which tcp_measure
+     ends so. */
+  int down_ends;
+  /* sense 1: the pool starts with |pool_generic| and takes |pool| once
+     it has seen the client's queries (respool's kind auto; the model's
+     names, base32 whatever the tunnel, sense as the tunnel it is). */
+  int sense;
+  rp_settings pool_generic;
   int check;
   /* ncores is the machine's cores; link is the loopback latency of one
      datagram, ns, plus a uniform draw of up to link_jitter (a loaded
@@ -147,8 +158,11 @@ typedef struct sim_net_result {
   uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
       refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],
       lost[SIM_NET_MAX_RES];
-  /* The pool's counters (a pool relay), else zero. */
+  /* The pool's counters (a pool relay), else zero; kind is the kind
+     whose settings it runs at the end (the cell's, or with sense:
+     generic before and after no verdict, RP_KIND_AUTO while sensing). */
   rp_pool_stats pool;
+  rp_kind kind;
   /* cpu_ns per process kind: client, server, fakeres, relay. */
   uint64_t cpu_client, cpu_server, cpu_fakeres, cpu_relay;
   /* events processed and the trace hash. */

@@ -283,7 +283,19 @@ static int nodes_pool_start(sim_net *n, uint32_t proc) {
 
   no->pool_proc = proc;
   n->pool_proc = proc;
-  rv = rp_pool_new(&no->pool, &n->cell.pool, &cb, n->mem, n);
+  if (n->cell.sense) {
+    rp_settings by_kind[RP_KIND_COUNT];
+
+    by_kind[RP_KIND_GENERIC] = n->cell.pool_generic;
+    by_kind[RP_KIND_DNSTT] = n->cell.pool;
+    by_kind[RP_KIND_MASTERDNS] = n->cell.pool;
+    rv = rp_pool_new(&no->pool, &n->cell.pool_generic, &cb, n->mem, n);
+    if (rv == 0) {
+      rv = rp_pool_sense_kind(no->pool, by_kind);
+    }
+  } else {
+    rv = rp_pool_new(&no->pool, &n->cell.pool, &cb, n->mem, n);
+  }
   for (r = 0; rv == 0 && r < n->cell.nres; ++r) {
     if (n->cell.check && n->cell.res[r].dead) {
       continue;
@@ -371,6 +383,8 @@ int sim_net_nodes_start(sim_net *n) {
        of 1 232). */
     ss.arq.snd_wnd = ss.arq.rcv_wnd = NODES_MD_WINDOW;
     ss.max_answer = NODES_MD_MAX_ANSWER;
+    /* Its data packets are answered with their acks (tunsrv.h). */
+    ss.up_ack_only = cell->drv.chain_up;
   }
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);
   if (rv != 0) {
@@ -408,6 +422,7 @@ int sim_net_nodes_start(sim_net *n) {
   tun_drv_xfer(no->drv)->check = 0;
   tun_drv_xfer(no->drv)->write_down = nodes_down_check;
   tun_drv_xfer(no->drv)->io_data = n;
+  tun_drv_xfer(no->drv)->down_ends = cell->down_ends;
   no->next_tick = tun_drv_tick_interval(no->drv);
   /* The client starts as a program does: on its own CPU. */
   n->procs[SIM_NET_CLIENT].send_clock = 0;
@@ -438,6 +453,11 @@ void sim_net_nodes_result(sim_net *n, sim_net_result *res) {
   }
   if (no->pool != NULL) {
     rp_pool_get_stats(no->pool, &res->pool);
+    res->kind = n->cell.kind;
+    if (n->cell.sense && (rp_pool_kind(no->pool) == RP_KIND_AUTO ||
+                          rp_pool_kind(no->pool) == RP_KIND_GENERIC)) {
+      res->kind = rp_pool_kind(no->pool);
+    }
   }
 }
 
@@ -711,6 +731,9 @@ static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
   memcpy(peer.addr + sizeof(pk->src_proc), &pk->src_port,
          sizeof(pk->src_port));
   peer.addrlen = sizeof(pk->src_proc) + sizeof(pk->src_port);
+  /* The packets whose acks the client lost are sent again (tundrv.h's
+     lost_to_srv). */
+  tun_srv_add_resends(n->nodes->srv, tun_drv_take_lost_acks(n->nodes->drv));
   return tun_srv_on_datagram(n->nodes->srv, pk->data, pk->len, &peer, n->now);
 }
 

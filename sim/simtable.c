@@ -333,6 +333,10 @@ static cJSON *table_round_json(const sim_table_setup *s,
                             total / ((double)r->bytes_down / TABLE_MIB));
   }
   if (r->pool.sends > 0) {
+    static const char *const kinds[] = {"generic", "dnstt", "masterdns",
+                                        "auto"};
+
+    cJSON_AddStringToObject(o, "kind", kinds[r->kind]);
     cJSON_AddNumberToObject(o, "copies", (double)r->pool.copies);
     cJSON_AddNumberToObject(o, "hedges", (double)r->pool.hedges);
     cJSON_AddNumberToObject(o, "resends", (double)r->pool.resends);

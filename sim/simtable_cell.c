@@ -64,6 +64,7 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
     cell->orig_server = orig;
     /* dnstt's KCP acks only when it flushes (docs/simulator.md). */
     ds->ack_held = strcmp(c->tunnel, "real-dnstt") == 0;
+    cell->down_ends = ds->ack_held;
   } else if (strcmp(c->tunnel, "masterdns") == 0 ||
              strcmp(c->tunnel, "real-masterdns") == 0) {
     tun_drv_settings_default(ds, TUN_DRV_MD);
@@ -73,8 +74,13 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       ds->strategy = TUN_BAL_LEAST_LOSS;
       ds->dup = 3;
       ds->mtu_ceiling = 1232;
-      /* Its send loop: a query per batch of owed acks (tundrv.h). */
+      /* Its send loop: a query per batch of owed acks, the upload a
+         query per packet; an ack lost is a packet the server sends
+         again (tundrv.h). */
       ds->chain = 1;
+      ds->chain_up = 1;
+      ds->lost_to_srv = 1;
+      cell->down_ends = 1;
     }
   } else {
     snprintf(err, errlen, "tunnel %s is not simulated", c->tunnel);
@@ -187,12 +193,19 @@ int sim_table_cell(const sim_table *t, const sim_table_opts *o,
   if (table_cell_mode(c, md, cell, err, errlen) != 0) {
     return 2;
   }
-  rp_settings_default(&cell->pool, md ? RP_KIND_MASTERDNS : RP_KIND_DNSTT);
+  cell->kind = md ? RP_KIND_MASTERDNS : RP_KIND_DNSTT;
+  rp_settings_default(&cell->pool, cell->kind);
+  rp_settings_default(&cell->pool_generic, RP_KIND_GENERIC);
   for (i = 0; i < o->nsets; ++i) {
-    if (rp_settings_set(&cell->pool, o->sets[i], err, errlen) != 0) {
+    if (rp_settings_set(&cell->pool, o->sets[i], err, errlen) != 0 ||
+        rp_settings_set(&cell->pool_generic, o->sets[i], err, errlen) != 0) {
       return 2;
     }
   }
+  /* respool-cli runs kind auto: generic until it has seen the client's
+     queries. */
+  cell->sense = cell->relay == SIM_NET_RESPOOL &&
+                strcmp(c->relay, "respool-cli") == 0;
   cell->nres = s->nres;
   for (i = 0; i < s->nres; ++i) {
     if (fr_spec_parse(&cell->res[i], s->specs[i], err, errlen) != 0) {

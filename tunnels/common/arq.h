@@ -176,6 +176,15 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now);
 rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
                         tun_arq_sent *psent);
 
+/* tun_arq_output_repeat writes a frame of at most |cap| bytes into |out|:
+   the ack header without sack, then a segment the peer already acked
+   (the one before snd_una) once more, as long as the mss allows, its
+   bytes zero: a model of a peer resending a packet whose per-packet ack
+   was lost, which the receiver counts as a duplicate. Returns the frame
+   length, 0 when nothing was acked yet (nothing written), or
+   RP_ERR_NOBUF if |cap| < TUN_ARQ_HDR_FIXED. */
+rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap);
+
 /* tun_arq_nack marks the segments of |sent| still unacked for resend at
    once, without the timeout's backoff: the caller knows the frame was
    lost (its query was answered with an error rcode). */

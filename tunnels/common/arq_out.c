@@ -290,6 +290,31 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   return (rp_ssize)pos;
 }
 
+rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap) {
+  uint32_t free_slots;
+  size_t len = arq->s.mss;
+
+  if (cap < TUN_ARQ_HDR_FIXED) {
+    return RP_ERR_NOBUF;
+  }
+  if (arq->st.segs_sent == 0 ||
+      cap - TUN_ARQ_HDR_FIXED <= TUN_ARQ_SEG_HDR) {
+    return 0;
+  }
+  if (len > cap - TUN_ARQ_HDR_FIXED - TUN_ARQ_SEG_HDR) {
+    len = cap - TUN_ARQ_HDR_FIXED - TUN_ARQ_SEG_HDR;
+  }
+  free_slots = arq->s.ack_held ? arq->held_wnd : arq_rcv_free(arq);
+  arq_put32(out, arq->s.ack_held ? arq->held_una : arq->rcv_nxt);
+  arq_put16(out + 4,
+            (uint16_t)(free_slots > UINT16_MAX ? UINT16_MAX : free_slots));
+  out[6] = 0;
+  arq_put32(out + TUN_ARQ_HDR_FIXED, arq->snd_una - 1);
+  arq_put16(out + TUN_ARQ_HDR_FIXED + 4, (uint16_t)len);
+  memset(out + TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR, 0, len);
+  return (rp_ssize)(TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR + len);
+}
+
 void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent) {
   size_t i, n = sent->n < TUN_ARQ_SENT_MAX ? sent->n : TUN_ARQ_SENT_MAX;
 

@@ -299,6 +299,13 @@ void tun_drv_on_answer(tun_drv *d, uint32_t chan, size_t res,
   }
 }
 
+size_t tun_drv_take_lost_acks(tun_drv *d) {
+  size_t n = d->set.lost_to_srv ? d->lost_acks : 0;
+
+  d->lost_acks -= n;
+  return n;
+}
+
 rp_tstamp tun_drv_get_due(const tun_drv *d) {
   return d->set.model == TUN_DRV_MD && d->set.chain && !d->finished
              ? d->dispatch_at

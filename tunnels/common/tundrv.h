@@ -40,7 +40,8 @@
  *   |chain_delay| after the first one owed, up to |chain_pack| acks a
  *   query (the acks owed within the delay share queries). An answer
  *   without data, an error or a timeout owes nothing: its chain ends.
- *   The upload rides on these queries. MasterDnsVPN acks each packet
+ *   The upload rides on these queries, or with |chain_up| goes as a
+ *   query per packet at once, resent on its own timeout. MasterDnsVPN acks each packet
  *   once, in one query: when that query is refused or lost its server
  *   sends the packet again, an answer that brings nothing new. The model
  *   (whose acks are cumulative) counts the acks of each query none of
@@ -118,6 +119,16 @@ typedef struct tun_drv_settings {
      PING_AGGRESSIVE_INTERVAL, 100 ms), chain_open the queries it opens
      with (its SETUP_PACKET_DUPLICATION_COUNT, 4). */
   int chain;
+  /* chain_up 1 (with chain): the upload goes as MasterDnsVPN sends it,
+     a query per packet as soon as it is written, each resent on its own
+     data timeout (ARQ_INITIAL_RTO 0.5 s floor, x1.35 a resend, 3 s cap);
+     0: the upload rides on the chain's queries. */
+  int chain_up;
+  /* lost_to_srv 1 (with chain): the lost acks are left for
+     tun_drv_take_lost_acks, whose caller has its server model spend
+     answers on their resends (tun_srv_add_resends); 0: the next data
+     answers are taken as those resends and dropped. */
+  int lost_to_srv;
   size_t chain_open;
   rp_duration chain_delay;
   size_t chain_pack;
@@ -151,6 +162,10 @@ typedef struct tun_drv_stats {
 } tun_drv_stats;
 
 typedef struct tun_drv tun_drv;
+
+/* tun_drv_take_lost_acks returns the acks lost since the last call and
+   forgets them (MD chain with lost_to_srv; else 0). */
+size_t tun_drv_take_lost_acks(tun_drv *d);
 
 /* tun_drv_settings_default fills |s| for |model| (transfer targets 0,
    domain empty): 300 workers not fresh and a 1.5 s timeout, or one

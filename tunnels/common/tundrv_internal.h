@@ -42,6 +42,14 @@
 /* DRV_MD_CHAIN_WND is the chain model's arq windows, segments
    (MasterDnsVPN's ARQ_WINDOW_SIZE, 1000; its server needs the same). */
 #define DRV_MD_CHAIN_WND 1000
+/* DRV_MD_CHAIN_RTO_MIN, _MAX and _GROW_NUM / _GROW_DEN are the chain
+   model's upload timeouts with chain_up: MasterDnsVPN's
+   ARQ_INITIAL_RTO_SECONDS (0.5, the floor of its adaptive data RTO),
+   ARQ_MAX_RTO_SECONDS (3.0) and its growth a resend (1.35). */
+#define DRV_MD_CHAIN_RTO_MIN (500 * RP_MILLISECONDS)
+#define DRV_MD_CHAIN_RTO_MAX (3 * RP_SECONDS)
+#define DRV_MD_CHAIN_GROW_NUM 27
+#define DRV_MD_CHAIN_GROW_DEN 20
 /* DRV_MD_CHAIN_EDNS is the answer size the chain model asks for, bytes:
    MasterDnsVPN's server fills its answers to the download MTU whatever
    the query's EDNS says (about 1 400 bytes for an MTU of 1 232). */
@@ -200,6 +208,12 @@ static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
   } else if (d->set.chain) {
     cs.arq.snd_wnd = cs.arq.rcv_wnd = DRV_MD_CHAIN_WND;
     cs.edns_size = DRV_MD_CHAIN_EDNS;
+    if (d->set.chain_up) {
+      cs.arq.rto_initial = cs.arq.rto_min = DRV_MD_CHAIN_RTO_MIN;
+      cs.arq.rto_max = DRV_MD_CHAIN_RTO_MAX;
+      cs.arq.backoff_num = DRV_MD_CHAIN_GROW_NUM;
+      cs.arq.backoff_den = DRV_MD_CHAIN_GROW_DEN;
+    }
   }
   cs.domain = d->set.domain;
   cs.sid = d->cb.rand(d->user_data);

@@ -272,6 +272,21 @@ static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
   d->owed = 0;
 }
 
+/* drv_chain_upload sends, with chain_up, a query for each upload packet
+   due (new or past its timeout), as MasterDnsVPN does. */
+static void drv_chain_upload(tun_drv *d, rp_tstamp now) {
+  size_t i;
+
+  for (i = 0; d->set.chain_up && i < DRV_MD_CHAIN_WND &&
+              (tun_arq_want_output(tun_cli_arq(d->cli), now) &
+               TUN_ARQ_WANT_DATA) != 0;
+       ++i) {
+    if (drv_chain_send(d, 0, now) <= 0) {
+      break;
+    }
+  }
+}
+
 /* drv_chain_start opens the chain model's run with chain_open queries
    (MasterDnsVPN sends its stream's opening packets
    SETUP_PACKET_DUPLICATION_COUNT times; each answer brings data). */
@@ -279,6 +294,7 @@ static void drv_chain_start(tun_drv *d, rp_tstamp now) {
   size_t i;
 
   d->next_ping = now + d->set.ping_interval;
+  drv_chain_upload(d, now);
   for (i = 0; i < d->set.chain_open; ++i) {
     drv_chain_send(d, 0, now);
   }
@@ -392,7 +408,8 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
   if (!d->running) {
     return;
   }
-  if (d->set.chain && d->lost_acks > 0 && drv_answer_has_data(data, len)) {
+  if (d->set.chain && !d->set.lost_to_srv && d->lost_acks > 0 &&
+      drv_answer_has_data(data, len)) {
     /* The resend of a packet whose ack was lost: nothing new (tundrv.h). */
     --d->lost_acks;
     ++d->st.resent;
@@ -459,6 +476,9 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
     }
   }
   if (d->set.chain) {
+    /* The upload's packets first: the acks' and pings' queries carry
+       none of them (with chain_up). */
+    drv_chain_upload(d, now);
     if (d->dispatch_at != RP_TSTAMP_UNSET && now >= d->dispatch_at) {
       drv_chain_dispatch(d, now);
     }

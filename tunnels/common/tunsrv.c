@@ -53,6 +53,8 @@ typedef struct srv_held {
   size_t len;
   /* down_limit is the query's header field. */
   uint16_t down_limit;
+  /* ack_only: answer with the ack alone (settings.up_ack_only). */
+  int ack_only;
   uint8_t query[TUN_SRV_MAX_QUERY];
 } srv_held;
 
@@ -88,6 +90,8 @@ struct tun_srv {
   tun_srv_stats st;
   /* down_room is the fixed TXT payload of DNSTT answers, bytes. */
   size_t down_room;
+  /* resends_owed: answers owed to tun_srv_add_resends. */
+  size_t resends_owed;
   /* gone_retransmissions sums the retransmissions of deleted sessions. */
   uint64_t gone_retransmissions;
   /* Scratch buffers, kept here rather than on the stack. */
@@ -355,7 +359,22 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
   if (room > sizeof(srv->frame)) {
     room = sizeof(srv->frame);
   }
-  flen = tun_arq_output(ss->arq, srv->frame, room, now, &sent);
+  flen = 0;
+  sent.n = 1;
+  if (h->ack_only && room > TUN_ARQ_HDR_FIXED) {
+    /* The ack header alone: no segment (nor sack) fits. */
+    room = TUN_ARQ_HDR_FIXED;
+  } else if (srv->resends_owed > 0) {
+    /* A packet the client most likely has, sent again (0: none). */
+    flen = tun_arq_output_repeat(ss->arq, srv->frame, room);
+    if (flen > 0) {
+      --srv->resends_owed;
+      ++srv->st.resends;
+    }
+  }
+  if (flen == 0) {
+    flen = tun_arq_output(ss->arq, srv->frame, room, now, &sent);
+  }
   if (flen < 0) {
     /* Not even an ack header fits (a tiny EDNS size). */
     return srv_answer_error(srv, h->query, h->len, &h->peer,
@@ -475,7 +494,7 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
   srv_held *h;
   rp_dns_msg q;
   rp_ssize mlen;
-  int rv;
+  int rv, nseg;
 
   ++srv->st.queries;
   if (rp_dns_parse(&q, data, len) != 0 || (q.hdr.flags & RP_DNS_FLAG_QR) ||
@@ -512,8 +531,9 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
     }
   }
   ss->last_seen = now;
-  if (tun_arq_input(ss->arq, msg + TUN_WIRE_HDR_LEN,
-                    (size_t)mlen - TUN_WIRE_HDR_LEN, now) < 0) {
+  nseg = tun_arq_input(ss->arq, msg + TUN_WIRE_HDR_LEN,
+                       (size_t)mlen - TUN_WIRE_HDR_LEN, now);
+  if (nseg < 0) {
     ++srv->st.formerr;
     return srv_answer_error(srv, data, len, peer, RP_DNS_RCODE_FORMERR);
   }
@@ -537,10 +557,17 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
   h->at = now;
   h->len = len;
   h->down_limit = hdr.down_limit;
+  h->ack_only = srv->s.up_ack_only && nseg > 0;
   memcpy(h->query, data, len);
   ++ss->held_len;
   ++srv->st.held;
   return srv_flush(srv, ss, now, srv->s.hold == 0);
+}
+
+void tun_srv_add_resends(tun_srv *srv, size_t n) {
+  srv->resends_owed = n > TUN_SRV_MAX_RESENDS - srv->resends_owed
+                          ? TUN_SRV_MAX_RESENDS
+                          : srv->resends_owed + n;
 }
 
 rp_tstamp tun_srv_get_expiry(const tun_srv *srv) {

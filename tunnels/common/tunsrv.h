@@ -36,6 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* TUN_SRV_MAX_RESENDS bounds the answers tun_srv_add_resends owes. */
+#define TUN_SRV_MAX_RESENDS 4096
+
 /* TUN_SRV_MAX_QUERY is the largest query kept for a held answer, bytes. */
 #define TUN_SRV_MAX_QUERY 512
 
@@ -90,6 +93,11 @@ typedef struct tun_srv_settings {
   /* evict_idle: when the table is full, a session silent for so long
      (ns) is removed to make room for a new one. */
   rp_duration evict_idle;
+  /* up_ack_only: 1 answers a query that carried upload data with the ack
+     alone, no download data (0: the next packet as any query). The
+     MasterDnsVPN server answers a data packet with its ack first; the
+     simulator's model of it sets this. */
+  int up_ack_only;
   /* max_answer caps every answer, bytes (1232, the EDNS size in use). */
   size_t max_answer;
   /* arq is the template of each session's arq; mss and peer_mss are
@@ -109,6 +117,8 @@ typedef struct tun_srv_stats {
   uint64_t bytes_up, bytes_down;
   /* retransmissions summed over sessions (live and gone). */
   uint64_t retransmissions;
+  /* resends: answers spent on tun_srv_add_resends. */
+  uint64_t resends;
   size_t sessions;
 } tun_srv_stats;
 
@@ -141,6 +151,13 @@ rp_tstamp tun_srv_get_expiry(const tun_srv *srv);
 /* tun_srv_handle_expiry runs retransmission timers, ends holds, removes
    idle sessions. Returns 0 or RP_ERR_CALLBACK_FAILURE. */
 int tun_srv_handle_expiry(tun_srv *srv, rp_tstamp now);
+
+/* tun_srv_add_resends makes the next |n| answers that would carry data
+   (any session) carry the ack alone: the simulator's model of the
+   MasterDnsVPN server resending packets whose per-packet acks were lost,
+   answers that bring the client nothing new. Bounded by
+   TUN_SRV_MAX_RESENDS. */
+void tun_srv_add_resends(tun_srv *srv, size_t n);
 
 /* tun_srv_get_stats fills |stats|. */
 void tun_srv_get_stats(const tun_srv *srv, tun_srv_stats *stats);

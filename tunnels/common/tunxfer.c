@@ -164,12 +164,13 @@ int tun_xfer_pump(tun_xfer *x, tun_cli *cli, rp_tstamp now) {
       (double)(now - x->start) / XFER_NS_PER_S >= x->seconds) {
     return 1;
   }
-  return x->down_done != RP_TSTAMP_UNSET && x->up_done != RP_TSTAMP_UNSET;
+  return x->down_done != RP_TSTAMP_UNSET &&
+         (x->up_done != RP_TSTAMP_UNSET || x->down_ends);
 }
 
 int tun_xfer_complete(const tun_xfer *x) {
   return (x->down_target == UINT64_MAX || x->down_done != RP_TSTAMP_UNSET) &&
-         x->up_done != RP_TSTAMP_UNSET;
+         (x->up_done != RP_TSTAMP_UNSET || x->down_ends);
 }
 
 double tun_xfer_span(const tun_xfer *x, rp_tstamp to, rp_tstamp now) {

@@ -78,6 +78,10 @@ typedef struct tun_xfer {
   /* hash is 1 to keep down_fnv (tun_xfer_init); 0 skips its per-byte
      work where nobody reads it (the simulator). */
   int hash;
+  /* down_ends is 1 to finish the transfer with the download, the upload
+     left as far as it went: tcp_measure's fetch ends a real client's
+     run so (0 after tun_xfer_init: both directions). */
+  int down_ends;
   /* up_held is 1 while the upload waits for the session to open (the
      driver clears it; 0 after tun_xfer_init). */
   int up_held;
@@ -99,7 +103,8 @@ void tun_xfer_init(tun_xfer *x, uint64_t down, uint64_t up, double seconds);
 int tun_xfer_pump(tun_xfer *x, struct tun_cli *cli, rp_tstamp now);
 
 /* tun_xfer_complete returns 1 when both directions finished (the
-   download counts as finished in a timed transfer). */
+   download counts as finished in a timed transfer; with down_ends the
+   download alone). */
 int tun_xfer_complete(const tun_xfer *x);
 
 /* tun_xfer_span returns the seconds from |x|'s start to |to|, or to

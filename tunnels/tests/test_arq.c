@@ -332,6 +332,50 @@ static void test_arq_nack(void **state) {
   tun_arq_del(a);
 }
 
+/* tun_arq_output_repeat: a frame carrying again a segment the peer
+   acked, which the peer counts as a duplicate; nothing before a segment
+   went out. */
+static void test_arq_output_repeat(void **state) {
+  tun_arq_settings s;
+  tun_arq *a, *b;
+  tun_arq_stats st;
+  uint8_t buf[1024], data[250];
+  rp_ssize n;
+  rp_tstamp now = 0;
+
+  (void)state;
+  memset(data, 3, sizeof(data));
+  tun_arq_settings_default(&s);
+  s.mss = 100;
+  s.peer_mss = 100;
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_new(&b, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_output_repeat(a, buf, sizeof(buf)), 0);
+  assert_int_equal(tun_arq_output_repeat(a, buf, TUN_ARQ_HDR_FIXED - 1),
+                   RP_ERR_NOBUF);
+  assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+  n = tun_arq_output(a, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 3);
+  n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  assert_true(tun_arq_send_idle(a));
+  assert_int_equal(tun_arq_read(b, buf, sizeof(buf)), sizeof(data));
+  /* No room for a segment: nothing. */
+  assert_int_equal(tun_arq_output_repeat(
+                       a, buf, TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR),
+                   0);
+  n = tun_arq_output_repeat(a, buf, sizeof(buf));
+  assert_int_equal(n, TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR + 100);
+  assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+  tun_arq_get_stats(b, &st);
+  assert_int_equal(st.dup_received, 1);
+  assert_int_equal(tun_arq_read(b, buf, sizeof(buf)), 0);
+  /* Its timers untouched: nothing due. */
+  assert_int_equal(tun_arq_get_expiry(a), RP_TSTAMP_UNSET);
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
 /* ack_held: frames ack what had arrived at the last tun_arq_ack_flush,
    not what arrived since (KCP sends its acks when it flushes). */
 static void test_arq_ack_held(void **state) {
@@ -461,6 +505,7 @@ int main(void) {
       cmocka_unit_test(test_arq_rto),
       cmocka_unit_test(test_arq_hostile),
       cmocka_unit_test(test_arq_nack),
+      cmocka_unit_test(test_arq_output_repeat),
       cmocka_unit_test(test_arq_ack_held),
       cmocka_unit_test(test_arq_send_held),
       cmocka_unit_test(test_arq_failmalloc),

@@ -3,7 +3,9 @@
  * simulator's model of MasterDnsVPN's send loop) against the minimal
  * server in memory, on a fake clock: the opening queries, one query per
  * batch of acks owed, a chain that ends on an error answer, the pings,
- * the resend that a lost ack costs.
+ * the resend that a lost ack costs; with chain_up the upload as a query
+ * per packet resent on its own timeout, and with lost_to_srv the lost
+ * acks handed to the server model.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,9 +122,11 @@ typedef struct fixture {
   rp_tstamp now;
 } fixture;
 
-/* chain_setup runs the MTU test of a chain driver over one resolver and
-   leaves the opening queries in |f->w|. */
-static void chain_setup(fixture *f) {
+/* chain_setup_with runs the MTU test of a chain driver over one
+   resolver and leaves the opening queries in |f->w|; |up| bytes to
+   upload; |real| 1 sets chain_up and lost_to_srv, and the server's
+   up_ack_only (the simulator's real MasterDnsVPN). */
+static void chain_setup_with(fixture *f, uint64_t up, int real) {
   tun_drv_settings ds;
   tun_srv_settings ss;
   tun_drv_callbacks dcb = {.send = drv_send_cb, .rand = drv_rand_cb};
@@ -138,12 +142,16 @@ static void chain_setup(fixture *f) {
   ds.mtu_ceiling = 1232;
   ds.down_bytes = UINT64_MAX;
   ds.seconds = 1000;
+  ds.up_bytes = up;
+  ds.chain_up = real;
+  ds.lost_to_srv = real;
   ds.no_down_hash = 1;
   assert_int_equal(rp_dns_name_from_text(&ds.domain, "t.example"), 0);
   tun_srv_settings_default(&ss, TUN_MODE_MD);
   ss.domain = ds.domain;
   ss.max_answer = 1500;
   ss.arq.snd_wnd = ss.arq.rcv_wnd = 1000;
+  ss.up_ack_only = real;
   assert_int_equal(tun_drv_new(&f->drv, &ds, &dcb, NULL, &f->w), 0);
   assert_int_equal(tun_srv_new(&f->srv, &ss, &scb, NULL, &f->w), 0);
   assert_int_equal(tun_drv_start(f->drv, f->now), 0);
@@ -160,9 +168,23 @@ static void chain_setup(fixture *f) {
   assert_int_equal(tun_drv_md_mtu(f->drv), 1232);
 }
 
+static void chain_setup(fixture *f) { chain_setup_with(f, 0, 0); }
+
 static void chain_teardown(fixture *f) {
   tun_drv_del(f->drv);
   tun_srv_del(f->srv);
+}
+
+/* refuse_acks serves the opening: its four answers owe four acks, one
+   query carries them, and it is refused. */
+static void refuse_acks(fixture *f) {
+  serve(&f->w, f->srv, f->now);
+  answer(&f->w, f->drv, 0, 4, f->now);
+  f->now += RP_MICROSECONDS;
+  tun_drv_tick(f->drv, f->now);
+  assert_int_equal(f->w.nq, 1);
+  refuse(&f->w, f->drv, 0, f->now);
+  f->w.nq = 0;
 }
 
 static void test_tundrv_chain_acks(void **state) {
@@ -228,15 +250,8 @@ static void test_tundrv_chain_error_ends(void **state) {
 
   (void)state;
   chain_setup(&f);
-  /* The opening's four answers owe four acks: one query carries them. */
-  serve(&f.w, f.srv, f.now);
-  answer(&f.w, f.drv, 0, 4, f.now);
-  f.now += RP_MICROSECONDS;
-  tun_drv_tick(f.drv, f.now);
-  assert_int_equal(f.w.nq, 1);
   /* It is refused: no ack owed, no query; the chain ends. */
-  refuse(&f.w, f.drv, 0, f.now);
-  f.w.nq = 0;
+  refuse_acks(&f);
   assert_int_equal(tun_drv_get_due(f.drv), RP_TSTAMP_UNSET);
   f.now += 50 * RP_MILLISECONDS;
   tun_drv_tick(f.drv, f.now);
@@ -289,12 +304,117 @@ static void test_tundrv_chain_empty_refused(void **state) {
   chain_teardown(&f);
 }
 
+/* chain_up: the upload goes at once, a query per packet, beside the
+   opening; refused, it goes again only after its own timeout (0.5 s),
+   the next time 1.35 times later. */
+static void test_tundrv_chain_upload(void **state) {
+  fixture f;
+  tun_drv_stats st;
+  size_t i, nup;
+  rp_tstamp t0;
+
+  (void)state;
+  chain_setup_with(&f, 2000, 1);
+  t0 = f.now;
+  /* Beside the opening, the upload's packets took a query each. */
+  nup = f.w.nq - 4;
+  assert_true(nup > 10);
+  for (i = 0; i < nup + 4; ++i) {
+    refuse(&f.w, f.drv, i, f.now);
+  }
+  f.w.nq = 0;
+  /* Pings only (one each 100 ms) until the timeout. */
+  for (i = 1; i <= 4; ++i) {
+    f.now = t0 + (rp_tstamp)i * 100 * RP_MILLISECONDS + RP_MILLISECONDS;
+    tun_drv_tick(f.drv, f.now);
+    assert_int_equal(f.w.nq, i);
+  }
+  refuse(&f.w, f.drv, 0, f.now);
+  f.w.nq = 0;
+  f.now = t0 + 500 * RP_MILLISECONDS + RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  /* The ping and every packet again. */
+  assert_int_equal(f.w.nq, nup + 1);
+  for (i = 0; i < f.w.nq; ++i) {
+    refuse(&f.w, f.drv, i, f.now);
+  }
+  f.w.nq = 0;
+  /* 675 ms later, not at 500. */
+  f.now = t0 + 1100 * RP_MILLISECONDS + RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  refuse(&f.w, f.drv, 0, f.now);
+  f.w.nq = 0;
+  f.now = t0 + 1180 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, nup);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.resent, 0);
+  chain_teardown(&f);
+}
+
+/* lost_to_srv: the acks of a refused query are handed over (once), no
+   data answer is dropped; the server spends answers on them (resends of
+   packets the client has: each still owes its ack). A query with upload
+   data is answered with the ack alone. */
+static void test_tundrv_chain_lost_to_srv(void **state) {
+  fixture f;
+  tun_drv_stats st;
+  tun_srv_stats ss;
+  size_t i, n;
+
+  (void)state;
+  chain_setup_with(&f, 0, 1);
+  refuse_acks(&f);
+  assert_int_equal(tun_drv_take_lost_acks(f.drv), 4);
+  assert_int_equal(tun_drv_take_lost_acks(f.drv), 0);
+  tun_srv_add_resends(f.srv, 4);
+  /* Five pings: four answers are resends, the fifth new data. */
+  f.w.na = 0;
+  for (i = 0; i < 5; ++i) {
+    f.now += 100 * RP_MILLISECONDS;
+    tun_drv_tick(f.drv, f.now);
+  }
+  assert_int_equal(f.w.nq, 5);
+  serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, 5);
+  answer(&f.w, f.drv, 0, 5, f.now);
+  tun_srv_get_stats(f.srv, &ss);
+  assert_int_equal(ss.resends, 4);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.resent, 0);
+  assert_int_equal(st.answers, 9);
+  /* Each of the five owes an ack: one query carries them. */
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  chain_teardown(&f);
+
+  /* An upload query's answer: the ack alone, no ack owed for it. */
+  chain_setup_with(&f, 300, 1);
+  n = f.w.nq;
+  f.w.na = 0;
+  serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, n);
+  answer(&f.w, f.drv, 0, n, f.now);
+  tun_srv_get_stats(f.srv, &ss);
+  assert_true(n > 4);
+  assert_int_equal(ss.answered_empty, n - 4);
+  /* The four opening answers owe their acks: one query. */
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
       cmocka_unit_test(test_tundrv_chain_pack),
       cmocka_unit_test(test_tundrv_chain_error_ends),
       cmocka_unit_test(test_tundrv_chain_empty_refused),
+      cmocka_unit_test(test_tundrv_chain_upload),
+      cmocka_unit_test(test_tundrv_chain_lost_to_srv),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -505,6 +505,79 @@ static void test_tunwire_pattern(void **state) {
   }
 }
 
+/* down_ends: a transfer ends with its download, the upload as far as it
+   went (a real client's run); by default both directions. */
+static void test_tunwire_xfer_down_ends(void **state) {
+  tun_xfer x;
+
+  (void)state;
+  tun_xfer_init(&x, 100, 50, 0);
+  x.down_done = 5;
+  assert_false(tun_xfer_complete(&x));
+  x.down_ends = 1;
+  assert_true(tun_xfer_complete(&x));
+  x.down_done = RP_TSTAMP_UNSET;
+  assert_false(tun_xfer_complete(&x));
+}
+
+/* The MasterDnsVPN server's model: a query that carried upload data is
+   answered with the ack alone (up_ack_only); tun_srv_add_resends makes
+   the next answers carry a packet the client has already. */
+static void test_tunwire_server_md_acks(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv_settings s;
+  tun_srv_stats st;
+  tun_srv *srv;
+  tun_cli *cli;
+  tun_peer peer = {.addrlen = 0};
+  uint8_t q[MSG_MAX], up[100], buf[MSG_MAX];
+  rp_tstamp now = 0;
+  rp_ssize n;
+  size_t got = 0;
+  int k;
+
+  (void)state;
+  tun_srv_settings_default(&s, TUN_MODE_MD);
+  assert_int_equal(rp_dns_name_from_text(&s.domain, "t.example"), 0);
+  s.up_ack_only = 1;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
+  r->serve_bytes = 5000;
+  cli = new_client(TUN_MODE_MD, 9, 500);
+  /* A poll: data. */
+  n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, now, NULL);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  assert_int_equal(tun_cli_on_answer(cli, r->data[0], r->len[0], now), 1);
+  /* Upload data: its answer is the ack alone, and it acks the upload. */
+  memset(up, 0, sizeof(up));
+  assert_int_equal(tun_arq_write(tun_cli_arq(cli), up, 50), 50);
+  n = tun_cli_build_query(cli, q, sizeof(q), 2, 2, now, NULL);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  assert_int_equal(tun_cli_on_answer(cli, r->data[1], r->len[1], now), 0);
+  assert_true(tun_arq_send_idle(tun_cli_arq(cli)));
+  got = tun_arq_read(tun_cli_arq(cli), buf, sizeof(buf));
+  assert_true(got > 0);
+  /* Two resends owed: two answers carry a packet again, nothing new;
+     the third new data. */
+  tun_srv_add_resends(srv, 2);
+  for (k = 0; k < 3; ++k) {
+    n = tun_cli_build_query(cli, q, sizeof(q), (uint16_t)(3 + k),
+                            (uint16_t)(3 + k), now, NULL);
+    assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+    assert_int_equal(tun_cli_on_answer(cli, r->data[2 + k], r->len[2 + k], now),
+                     1);
+    assert_int_equal(tun_arq_read(tun_cli_arq(cli), buf, sizeof(buf)) > 0,
+                     k == 2);
+  }
+  tun_srv_get_stats(srv, &st);
+  assert_int_equal(st.resends, 2);
+  /* The debt is bounded. */
+  tun_srv_add_resends(srv, (size_t)-1);
+  tun_srv_add_resends(srv, (size_t)-1);
+  tun_cli_del(cli);
+  tun_srv_del(srv);
+  test_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tunwire_base32),
@@ -517,6 +590,8 @@ int main(void) {
       cmocka_unit_test(test_tunwire_probe),
       cmocka_unit_test(test_tunwire_client_hostile),
       cmocka_unit_test(test_tunwire_pattern),
+      cmocka_unit_test(test_tunwire_xfer_down_ends),
+      cmocka_unit_test(test_tunwire_server_md_acks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
