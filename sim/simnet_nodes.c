@@ -50,6 +50,9 @@
 /* NODES_FR_TICK is fakeres's timer resolution (libuv: 1 ms). */
 #define NODES_FR_TICK RP_MILLISECONDS
 #define NODES_KCP_INTERVAL (10 * RP_MILLISECONDS)
+/* NODES_DNSTT_QUEUE is dnstt-server's send queue per client, packets
+   (turbotunnel.QueueSize at e5e873b). */
+#define NODES_DNSTT_QUEUE 128
 /* The seed streams (odd constants). */
 #define NODES_SEED_CLIENT 0x9e3779b97f4a7c15ULL
 #define NODES_SEED_POOL 0xc2b2ae3d27d4eb4fULL
@@ -375,6 +378,9 @@ int sim_net_nodes_start(sim_net *n) {
       /* The real dnstt-server's KCP: queued data goes in flight at its
          flush, every 10 ms (the client's side: ack_held). */
       ss.flush_interval = NODES_KCP_INTERVAL;
+      /* Its KCP's packets wait in a send queue that polls drain,
+         dropped past turbotunnel.QueueSize (tunsrv.h's out_queue). */
+      ss.out_queue = NODES_DNSTT_QUEUE;
     }
   }
   if (cell->drv.chain) {

@@ -6,11 +6,15 @@ Sets each cell of the table in virtual time (SIM_DIR/results.json, from
 e.g. results/baseline), as the simulator issue asks: the sim / loopback
 ratio of the median kbps, a mark on every rate-limited cell off by more
 than 15 % and every other cell off by more than 30 %, and per row whether
-the winning column is the same. Writes Markdown to OUT.md (default
+the winning column is the same. A loopback round that did not finish
+its transfer counts at the rate of what it moved over the whole time
+the client ran (the table's figure is the rate while bytes arrived, which
+hides a stall), and its cell says so. Writes Markdown to OUT.md (default
 stdout). Exit status 0 (a report, not a gate), 2 for bad usage.
 """
 import json
 import os
+import statistics
 import sys
 
 LIMITED_TOL = 0.15
@@ -40,24 +44,44 @@ def model_of(col):
     return MODELS[-1][2]
 
 
+def round_kbps(rnd):
+    """Returns (kbps, unfinished) of one round: a round whose client did
+    not finish counts what it moved over the whole time it ran."""
+    cl = rnd.get("client") or {}
+    wall = rnd.get("client_seconds_wall")
+    if cl.get("complete") is False and wall and cl.get("bytes_down") is not None:
+        return cl["bytes_down"] * 8 / 1000.0 / wall, True
+    return rnd.get("kbps_down"), False
+
+
 def medians(path):
+    """Returns the results, {(setup, column): median kbps} and
+    {(setup, column): (rounds unfinished, rounds, bytes of each)}."""
     with open(os.path.join(path, "results.json")) as f:
         res = json.load(f)
-    out = {}
+    out, unfinished = {}, {}
     for s, cols in res.get("cells", {}).items():
         for c, cell in cols.items():
             v = (cell.get("summary") or {}).get("kbps_down")
+            rounds = [r for r in cell.get("rounds", [])
+                      if r.get("kbps_down") is not None]
+            per = [round_kbps(r) for r in rounds]
+            late = [r for r, (_, u) in zip(rounds, per) if u]
+            if late:
+                v = statistics.median(k for k, _ in per)
+                unfinished[(s, c)] = (len(late), len(rounds), [
+                    r["client"]["bytes_down"] for r in late])
             if v is not None:
                 out[(s, c)] = v
-    return res, out
+    return res, out, unfinished
 
 
 def main(argv):
     if len(argv) < 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    sim_res, sim = medians(argv[1])
-    lb_res, lb = medians(argv[2])
+    sim_res, sim, _ = medians(argv[1])
+    lb_res, lb, lb_late = medians(argv[2])
     setups = [s for s in sim_res["setups"]]
     cols = [c["name"] for c in sim_res["columns"]]
     titles = {c["name"]: c.get("title", c["name"]) for c in sim_res["columns"]}
@@ -86,7 +110,13 @@ def main(argv):
             ok = abs(r - 1.0) <= tol
             total += 1
             within += ok
-            row.append("%.0f / %.0f (%.2fx)%s" % (a, b, r, "" if ok else " !"))
+            late = lb_late.get((s["name"], c))
+            row.append("%.0f / %s (%.2fx)%s%s" % (
+                a, "%.0f" % b if b >= 10 else "%.1f" % b, r,
+                "" if ok else " !",
+                " (loopback: %d of %d rounds unfinished, %s bytes)" % (
+                    late[0], late[1], ", ".join(str(x) for x in late[2]))
+                if late else ""))
             if not ok:
                 col = next(x for x in sim_res["columns"] if x["name"] == c)
                 off.setdefault(model_of(col), []).append(

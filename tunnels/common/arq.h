@@ -176,6 +176,16 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now);
 rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
                         tun_arq_sent *psent);
 
+/* tun_arq_output_seg writes the next segment due into |out|, its header
+   and payload without the frame's ack header: the oldest resend due, else
+   a new segment cut from the send buffer (up to mss and |cap|), marked
+   sent as tun_arq_output marks it. For a sender that queues its
+   segments as packets and frames them later (tun_srv's out_queue).
+   Returns its length, 0 when none is due, or RP_ERR_NOBUF if |cap| has
+   no room for a segment of one byte. */
+rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
+                            rp_tstamp now);
+
 /* tun_arq_output_repeat writes a frame of at most |cap| bytes into |out|:
    the ack header without sack, then a segment the peer already acked
    (the one before snd_una) once more, as long as the mss allows, its

@@ -290,6 +290,45 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   return (rp_ssize)pos;
 }
 
+rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
+                            rp_tstamp now) {
+  arq_sseg *g;
+  uint32_t sn;
+  size_t n;
+
+  if (cap <= TUN_ARQ_SEG_HDR) {
+    return RP_ERR_NOBUF;
+  }
+  for (sn = arq->snd_una; now >= arq->due_lb && sn != arq->snd_nxt; ++sn) {
+    g = arq_sslot(arq, sn);
+    if (arq_seg_due(g, now) && cap >= TUN_ARQ_SEG_HDR + (size_t)g->len) {
+      arq_emit(arq, g, sn, out, now);
+      return (rp_ssize)(TUN_ARQ_SEG_HDR + g->len);
+    }
+  }
+  if (now >= arq->due_lb) {
+    /* No segment in flight is due: its bound, exactly. */
+    arq_due_refresh(arq);
+  }
+  if (!arq_can_open(arq)) {
+    return 0;
+  }
+  n = arq->sndq_len;
+  if (n > arq->s.mss) {
+    n = arq->s.mss;
+  }
+  if (n > cap - TUN_ARQ_SEG_HDR) {
+    n = cap - TUN_ARQ_SEG_HDR;
+  }
+  g = arq_sslot(arq, arq->snd_nxt);
+  assert(!g->used);
+  arq_sndq_pop(arq, g->data, n);
+  *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
+  arq_emit(arq, g, arq->snd_nxt, out, now);
+  ++arq->snd_nxt;
+  return (rp_ssize)(TUN_ARQ_SEG_HDR + n);
+}
+
 rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap) {
   uint32_t free_slots;
   size_t len = arq->s.mss;

@@ -79,6 +79,11 @@ typedef struct srv_session {
   srv_held *held;
   size_t held_head;
   size_t held_len;
+  /* With out_queue: a ring of q_cap (out_queue) packets of q_slot bytes
+     from q_head, q_count of them, each q_len[i] long. */
+  uint8_t *q_data;
+  uint16_t *q_len;
+  size_t q_cap, q_slot, q_head, q_count;
 } srv_session;
 
 struct tun_srv {
@@ -177,6 +182,7 @@ int tun_srv_new(tun_srv **psrv, const tun_srv_settings *settings,
       settings->max_sessions == 0 || settings->max_held == 0 ||
       settings->max_answer < RP_DNS_MAX_UDP_DEFAULT ||
       settings->max_answer > TUN_WIRE_MAX_MSG ||
+      settings->out_queue > TUN_SRV_MAX_OUT_QUEUE ||
       tun_srv_up_mss(&settings->domain) == 0) {
     return RP_ERR_INVALID_ARGUMENT;
   }
@@ -206,6 +212,8 @@ static void srv_session_del(tun_srv *srv, size_t idx) {
   tun_arq_get_stats(ss->arq, &as);
   srv->gone_retransmissions += as.retransmissions;
   tun_arq_del(ss->arq);
+  srv->mem->free(ss->q_data, srv->mem->user_data);
+  srv->mem->free(ss->q_len, srv->mem->user_data);
   srv->mem->free(ss->held, srv->mem->user_data);
   srv->mem->free(ss, srv->mem->user_data);
   srv->sessions[idx] = NULL;
@@ -281,6 +289,18 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
     rv = RP_ERR_NOMEM;
     goto fail_held;
   }
+  if (srv->s.out_queue > 0) {
+    ss->q_cap = srv->s.out_queue;
+    ss->q_slot = TUN_ARQ_SEG_HDR + as.mss;
+    ss->q_data = srv->mem->calloc(srv->s.out_queue, ss->q_slot,
+                                  srv->mem->user_data);
+    ss->q_len = srv->mem->calloc(srv->s.out_queue, sizeof(uint16_t),
+                                 srv->mem->user_data);
+    if (ss->q_data == NULL || ss->q_len == NULL) {
+      rv = RP_ERR_NOMEM;
+      goto fail_arq;
+    }
+  }
   rv = tun_arq_new(&ss->arq, &as, srv->mem);
   if (rv != 0) {
     goto fail_arq;
@@ -296,6 +316,8 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   return 0;
 
 fail_arq:
+  srv->mem->free(ss->q_data, srv->mem->user_data);
+  srv->mem->free(ss->q_len, srv->mem->user_data);
   srv->mem->free(ss->held, srv->mem->user_data);
 fail_held:
   srv->mem->free(ss, srv->mem->user_data);
@@ -335,6 +357,33 @@ static int srv_answer_error(tun_srv *srv, const uint8_t *query, size_t len,
   return srv_send(srv, peer, srv->out, (size_t)n);
 }
 
+/* srv_queue_frame writes into |out| a frame of at most |room| bytes: the
+   ack header, then the oldest packets of |ss|'s out_queue that fit (the
+   first one whatever its size, as dnstt-server packs them). Counts the
+   packets in |psent|. Returns the frame length or RP_ERR_NOBUF. */
+static rp_ssize srv_queue_frame(srv_session *ss, uint8_t *out, size_t room,
+                                rp_tstamp now, tun_arq_sent *psent) {
+  rp_ssize flen = tun_arq_output(ss->arq, out, TUN_ARQ_HDR_FIXED, now, NULL);
+  size_t pos;
+
+  psent->n = 0;
+  if (flen < 0) {
+    return flen;
+  }
+  pos = (size_t)flen;
+  while (ss->q_count > 0 &&
+         (psent->n == 0 || pos + ss->q_len[ss->q_head] <= room) &&
+         pos + ss->q_len[ss->q_head] <= TUN_WIRE_MAX_MSG) {
+    memcpy(out + pos, ss->q_data + ss->q_head * ss->q_slot,
+           ss->q_len[ss->q_head]);
+    pos += ss->q_len[ss->q_head];
+    ss->q_head = (ss->q_head + 1) % ss->q_cap;
+    --ss->q_count;
+    ++psent->n;
+  }
+  return (rp_ssize)pos;
+}
+
 /* srv_answer_held answers the held query |h| of |ss| with a frame from
    its arq. */
 static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
@@ -372,7 +421,9 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
       ++srv->st.resends;
     }
   }
-  if (flen == 0) {
+  if (flen == 0 && srv->s.out_queue > 0) {
+    flen = srv_queue_frame(ss, srv->frame, room, now, &sent);
+  } else if (flen == 0) {
     flen = tun_arq_output(ss->arq, srv->frame, room, now, &sent);
   }
   if (flen < 0) {
@@ -425,6 +476,28 @@ static void srv_pump(tun_srv *srv, srv_session *ss, rp_tstamp now) {
   }
 }
 
+/* srv_queue_fill puts every segment |ss|'s arq has due into its
+   out_queue, in order; one that finds the queue full is dropped (it
+   counts as sent, as the arq sent it). */
+static void srv_queue_fill(tun_srv *srv, srv_session *ss, rp_tstamp now) {
+  for (;;) {
+    int full = ss->q_count == ss->q_cap;
+    size_t tail = (ss->q_head + ss->q_count) % ss->q_cap;
+    uint8_t *slot = full ? srv->frame : ss->q_data + tail * ss->q_slot;
+    rp_ssize n = tun_arq_output_seg(ss->arq, slot, ss->q_slot, now);
+
+    if (n <= 0) {
+      return;
+    }
+    if (full) {
+      ++srv->st.queue_drops;
+      continue;
+    }
+    ss->q_len[tail] = (uint16_t)n;
+    ++ss->q_count;
+  }
+}
+
 /* srv_tick runs the arq's flush of |ss| when its interval is due: new
    segments fill the window as it is then, until the next one. */
 static void srv_tick(tun_srv *srv, srv_session *ss, rp_tstamp now) {
@@ -432,6 +505,9 @@ static void srv_tick(tun_srv *srv, srv_session *ss, rp_tstamp now) {
     return;
   }
   tun_arq_send_flush(ss->arq);
+  if (ss->q_cap > 0 && ss->serving) {
+    srv_queue_fill(srv, ss, now);
+  }
   /* On the session's own clock: every interval from its start. */
   ss->next_flush += ((now - ss->next_flush) / srv->s.flush_interval + 1) *
                     srv->s.flush_interval;
@@ -446,7 +522,9 @@ static int srv_flush(tun_srv *srv, srv_session *ss, rp_tstamp now, int all) {
   while (ss->held_len > 0) {
     const srv_held *h = &ss->held[ss->held_head];
 
-    if (!all && tun_arq_want_output(ss->arq, now) == 0 &&
+    if (!all &&
+        (ss->q_cap > 0 ? ss->q_count == 0
+                       : tun_arq_want_output(ss->arq, now) == 0) &&
         !rp_tstamp_elapsed(h->at, srv->s.hold, now)) {
       break;
     }
@@ -589,6 +667,11 @@ rp_tstamp tun_srv_get_expiry(const tun_srv *srv) {
         /* A held query takes what the next flush lets go. */
         best = ss->next_flush < best ? ss->next_flush : best;
       }
+    }
+    if (ss->q_cap > 0 && ss->serving && !tun_arq_send_idle(ss->arq)) {
+      /* KCP flushes with or without a query: its resends go on
+         filling the queue. */
+      best = ss->next_flush < best ? ss->next_flush : best;
     }
     t = rp_tstamp_add(ss->last_seen, srv->s.idle_timeout);
     best = t < best ? t : best;

@@ -36,6 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* TUN_SRV_MAX_OUT_QUEUE bounds settings.out_queue, packets. */
+#define TUN_SRV_MAX_OUT_QUEUE 4096
+
 /* TUN_SRV_MAX_RESENDS bounds the answers tun_srv_add_resends owes. */
 #define TUN_SRV_MAX_RESENDS 4096
 
@@ -93,6 +96,15 @@ typedef struct tun_srv_settings {
   /* evict_idle: when the table is full, a session silent for so long
      (ns) is removed to make room for a new one. */
   rp_duration evict_idle;
+  /* out_queue: 0 cuts each answer's segments from the arq when it is
+     sent; N > 0 queues the segments as packets at each flush (every
+     flush_interval: the resends due and the new segments the window
+     lets go), up to N per session, dropping what does not fit, and each
+     answer takes the oldest that fit. dnstt-server's KCP writes its
+     packets to a send queue of 128 per client that polls drain
+     (turbotunnel.QueueSize); the simulator's model of it sets this. At
+     most TUN_SRV_MAX_OUT_QUEUE. */
+  size_t out_queue;
   /* up_ack_only: 1 answers a query that carried upload data with the ack
      alone, no download data (0: the next packet as any query). The
      MasterDnsVPN server answers a data packet with its ack first; the
@@ -117,8 +129,9 @@ typedef struct tun_srv_stats {
   uint64_t bytes_up, bytes_down;
   /* retransmissions summed over sessions (live and gone). */
   uint64_t retransmissions;
-  /* resends: answers spent on tun_srv_add_resends. */
-  uint64_t resends;
+  /* resends: answers spent on tun_srv_add_resends; queue_drops:
+     segments the out_queue had no room for. */
+  uint64_t resends, queue_drops;
   size_t sessions;
 } tun_srv_stats;
 

@@ -376,6 +376,56 @@ static void test_arq_output_repeat(void **state) {
   tun_arq_del(b);
 }
 
+/* tun_arq_output_seg: one segment at a time, resends due first, each
+   marked sent (timed) as tun_arq_output marks it; the peer takes them
+   framed behind an ack header. */
+static void test_arq_output_seg(void **state) {
+  tun_arq_settings s;
+  tun_arq *a, *b;
+  uint8_t seg[3][200], frame[1024], data[250], buf[512];
+  rp_ssize n[3];
+  rp_tstamp now = 0;
+  size_t pos;
+  int i;
+
+  (void)state;
+  memset(data, 5, sizeof(data));
+  tun_arq_settings_default(&s);
+  s.mss = 100;
+  s.peer_mss = 100;
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_new(&b, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_output_seg(a, seg[0], TUN_ARQ_SEG_HDR, now),
+                   RP_ERR_NOBUF);
+  assert_int_equal(tun_arq_output_seg(a, seg[0], sizeof(seg[0]), now), 0);
+  assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+  for (i = 0; i < 3; ++i) {
+    n[i] = tun_arq_output_seg(a, seg[i], sizeof(seg[i]), now);
+  }
+  assert_int_equal(n[0], TUN_ARQ_SEG_HDR + 100);
+  assert_int_equal(n[2], TUN_ARQ_SEG_HDR + 50);
+  assert_int_equal(tun_arq_output_seg(a, seg[0], sizeof(seg[0]), now), 0);
+  assert_int_equal(tun_arq_get_expiry(a), now + s.rto_initial);
+  /* Framed in the order 2, 0 behind a's ack header: b holds both. */
+  pos = (size_t)tun_arq_output(a, frame, TUN_ARQ_HDR_FIXED, now, NULL);
+  memcpy(frame + pos, seg[2], (size_t)n[2]);
+  pos += (size_t)n[2];
+  memcpy(frame + pos, seg[0], (size_t)n[0]);
+  pos += (size_t)n[0];
+  assert_int_equal(tun_arq_input(b, frame, pos, now), 2);
+  assert_int_equal(tun_arq_read(b, buf, sizeof(buf)), 100);
+  /* b's ack covers 0 and 2: segment 1 alone is due after its timeout. */
+  pos = (size_t)tun_arq_output(b, frame, sizeof(frame), now, NULL);
+  assert_int_equal(tun_arq_input(a, frame, pos, now), 0);
+  now += s.rto_initial;
+  n[1] = tun_arq_output_seg(a, seg[1], sizeof(seg[1]), now);
+  assert_int_equal(n[1], TUN_ARQ_SEG_HDR + 100);
+  assert_int_equal(seg[1][3], 1);
+  assert_int_equal(tun_arq_output_seg(a, seg[0], sizeof(seg[0]), now), 0);
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
 /* ack_held: frames ack what had arrived at the last tun_arq_ack_flush,
    not what arrived since (KCP sends its acks when it flushes). */
 static void test_arq_ack_held(void **state) {
@@ -506,6 +556,7 @@ int main(void) {
       cmocka_unit_test(test_arq_hostile),
       cmocka_unit_test(test_arq_nack),
       cmocka_unit_test(test_arq_output_repeat),
+      cmocka_unit_test(test_arq_output_seg),
       cmocka_unit_test(test_arq_ack_held),
       cmocka_unit_test(test_arq_send_held),
       cmocka_unit_test(test_arq_failmalloc),

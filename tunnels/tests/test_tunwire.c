@@ -578,6 +578,64 @@ static void test_tunwire_server_md_acks(void **state) {
   test_free(r);
 }
 
+/* out_queue (dnstt-server's send queue): the flush puts the window's
+   segments (8) in a queue of 4 packets and drops the rest; answers take
+   them in order; the dropped ones come back on their timeouts, at the
+   flushes, and the download completes. */
+static void test_tunwire_server_out_queue(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv_settings s;
+  tun_srv_stats st;
+  tun_srv *srv;
+  tun_cli *cli;
+  tun_peer peer = {.addrlen = 0};
+  uint8_t q[MSG_MAX], buf[MSG_MAX];
+  rp_tstamp now = 0;
+  rp_ssize n;
+  size_t got = 0, k;
+  int step, segs;
+
+  (void)state;
+  tun_srv_settings_default(&s, TUN_MODE_DNSTT);
+  assert_int_equal(rp_dns_name_from_text(&s.domain, "t.example"), 0);
+  s.max_held = 1;
+  s.flush_interval = 10 * RP_MILLISECONDS;
+  s.arq.snd_wnd = s.arq.rcv_wnd = 8;
+  s.out_queue = TUN_SRV_MAX_OUT_QUEUE + 1;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r),
+                   RP_ERR_INVALID_ARGUMENT);
+  s.out_queue = 4;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
+  r->serve_bytes = 12000;
+  cli = new_client(TUN_MODE_DNSTT, 3, 0);
+  /* The first query opens the session: its flush fills the queue. */
+  n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, now, NULL);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  assert_int_equal(r->n, 1);
+  assert_int_equal(tun_cli_on_answer(cli, r->data[0], r->len[0], now), 1);
+  tun_srv_get_stats(srv, &st);
+  assert_true(st.queue_drops > 0);
+  /* Queued, the flush goes on with no query. */
+  assert_int_equal(tun_srv_get_expiry(srv), now + 10 * RP_MILLISECONDS);
+  for (step = 0; step < 2000 && got < r->serve_bytes; ++step) {
+    now += 10 * RP_MILLISECONDS;
+    r->n = 0;
+    assert_int_equal(tun_srv_handle_expiry(srv, now), 0);
+    n = tun_cli_build_query(cli, q, sizeof(q), (uint16_t)step,
+                            (uint16_t)step, now, NULL);
+    assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+    for (k = 0; k < r->n; ++k) {
+      segs = tun_cli_on_answer(cli, r->data[k], r->len[k], now);
+      assert_true(segs >= 0 && segs <= 1);
+    }
+    got += tun_arq_read(tun_cli_arq(cli), buf, sizeof(buf));
+  }
+  assert_int_equal(got, r->serve_bytes);
+  tun_cli_del(cli);
+  tun_srv_del(srv);
+  test_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tunwire_base32),
@@ -592,6 +650,7 @@ int main(void) {
       cmocka_unit_test(test_tunwire_pattern),
       cmocka_unit_test(test_tunwire_xfer_down_ends),
       cmocka_unit_test(test_tunwire_server_md_acks),
+      cmocka_unit_test(test_tunwire_server_out_queue),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
