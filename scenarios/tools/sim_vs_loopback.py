@@ -6,7 +6,8 @@ Sets each cell of the table in virtual time (SIM_DIR/results.json, from
 e.g. results/baseline), as the simulator issue asks: the sim / loopback
 ratio of the median kbps, a mark on every rate-limited cell off by more
 than 15 % and every other cell off by more than 30 %, and per row whether
-the winning column is the same. A loopback round that did not finish
+the winning column is the same (where not, by how much each side's
+winner leads the other's). A loopback round that did not finish
 its transfer counts at the rate of what it moved over the whole time
 the client ran (the table's figure is the rate while bytes arrived, which
 hides a stall), and its cell says so. Writes Markdown to OUT.md (default
@@ -126,8 +127,14 @@ def main(argv):
         if have:
             ws = max(have, key=lambda c: sim[(s["name"], c)])
             wl = max(have, key=lambda c: lb[(s["name"], c)])
+            # Where they differ, how far ahead each side's winner is of
+            # the other's: a row decided by a few percent on loopback
+            # asks the model for more than its tolerance.
             win = "yes (%s)" % titles[ws] if ws == wl else \
-                "no: %s / %s" % (titles[ws], titles[wl])
+                "no: %s / %s (loopback %+.1f %%, model %+.1f %%)" % (
+                    titles[ws], titles[wl],
+                    100.0 * (lb[(s["name"], wl)] / lb[(s["name"], ws)] - 1),
+                    100.0 * (sim[(s["name"], ws)] / sim[(s["name"], wl)] - 1))
             same += ws == wl
         else:
             win = "-"

@@ -70,7 +70,8 @@ class SimVsLoopback(unittest.TestCase):
         self.assertIn("120 / 100 (1.20x) ! |", text)
         self.assertIn("1032 / 800 (1.29x) |", text)
         self.assertIn("| yes (DNSTT first) |", text)
-        self.assertIn("| no: real MD respool / DNSTT first |", text)
+        self.assertIn("| no: real MD respool / DNSTT first (loopback "
+                      "+100.0 %, model +40.0 %) |", text)
         self.assertIn("Within the tolerance: 4 of 6 cells; the same winner "
                       "in 1 of 2 rows.", text)
         self.assertIn("- the real MasterDnsVPN model", text)
