@@ -358,11 +358,12 @@ static int srv_answer_error(tun_srv *srv, const uint8_t *query, size_t len,
 }
 
 /* srv_queue_frame writes into |out| a frame of at most |room| bytes: the
-   ack header, then the oldest packets of |ss|'s out_queue that fit (the
-   first one whatever its size, as dnstt-server packs them). Counts the
-   packets in |psent|. Returns the frame length or RP_ERR_NOBUF. */
+   ack header, then the oldest packets of |ss|'s out_queue that fit (a
+   first one that cannot fit is dropped, counted in |*pdrops|). Counts
+   the packets in |psent|. Returns the frame length or RP_ERR_NOBUF. */
 static rp_ssize srv_queue_frame(srv_session *ss, uint8_t *out, size_t room,
-                                rp_tstamp now, tun_arq_sent *psent) {
+                                rp_tstamp now, tun_arq_sent *psent,
+                                uint64_t *pdrops) {
   rp_ssize flen = tun_arq_output(ss->arq, out, TUN_ARQ_HDR_FIXED, now, NULL);
   size_t pos;
 
@@ -371,15 +372,24 @@ static rp_ssize srv_queue_frame(srv_session *ss, uint8_t *out, size_t room,
     return flen;
   }
   pos = (size_t)flen;
-  while (ss->q_count > 0 &&
-         (psent->n == 0 || pos + ss->q_len[ss->q_head] <= room) &&
-         pos + ss->q_len[ss->q_head] <= TUN_WIRE_MAX_MSG) {
-    memcpy(out + pos, ss->q_data + ss->q_head * ss->q_slot,
-           ss->q_len[ss->q_head]);
-    pos += ss->q_len[ss->q_head];
+  while (ss->q_count > 0) {
+    size_t len = ss->q_len[ss->q_head];
+
+    if (pos + len > room) {
+      if (psent->n > 0) {
+        break;
+      }
+      /* A first packet larger than the answer (a query asking for less
+         than the queue's packets): dnstt-server sends it truncated and
+         the client drops it, so it is gone. */
+      ++*pdrops;
+    } else {
+      memcpy(out + pos, ss->q_data + ss->q_head * ss->q_slot, len);
+      pos += len;
+      ++psent->n;
+    }
     ss->q_head = (ss->q_head + 1) % ss->q_cap;
     --ss->q_count;
-    ++psent->n;
   }
   return (rp_ssize)pos;
 }
@@ -422,7 +432,8 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
     }
   }
   if (flen == 0 && srv->s.out_queue > 0) {
-    flen = srv_queue_frame(ss, srv->frame, room, now, &sent);
+    flen = srv_queue_frame(ss, srv->frame, room, now, &sent,
+                           &srv->st.queue_drops);
   } else if (flen == 0) {
     flen = tun_arq_output(ss->arq, srv->frame, room, now, &sent);
   }

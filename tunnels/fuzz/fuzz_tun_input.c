@@ -35,7 +35,11 @@ static size_t fuzz_source(uint64_t sid, uint64_t offset, uint8_t *out,
   return offset < (1u << 20) ? cap : 0;
 }
 
-static void fuzz_server(tun_mode mode, const uint8_t *data, size_t size) {
+/* fuzz_server feeds |data| to a server of |mode|; |variant|'s bits turn
+   on the simulator's server models: 1 out_queue (8 packets, flushed
+   every 10 ms), 2 up_ack_only, 4 resends owed. */
+static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
+                        size_t size) {
   tun_srv_settings s;
   tun_srv_callbacks cb = {.send = fuzz_send, .source = fuzz_source};
   tun_cli_settings cs;
@@ -49,8 +53,16 @@ static void fuzz_server(tun_mode mode, const uint8_t *data, size_t size) {
   rp_dns_name_from_text(&s.domain, "t.example");
   s.max_sessions = 2;
   s.max_held = 4;
+  if (variant & 1u) {
+    s.out_queue = 8;
+    s.flush_interval = 10 * RP_MILLISECONDS;
+  }
+  s.up_ack_only = (variant & 2u) != 0;
   if (tun_srv_new(&srv, &s, &cb, NULL, NULL) != 0) {
     return;
+  }
+  if (variant & 4u) {
+    tun_srv_add_resends(srv, 3);
   }
   tun_cli_settings_default(&cs, mode);
   cs.domain = s.domain;
@@ -95,6 +107,8 @@ static void fuzz_arq(const uint8_t *data, size_t size) {
   tun_arq_output(arq, out, sizeof(out), 0, NULL);
   tun_arq_input(arq, data, size, 1);
   tun_arq_output(arq, out, sizeof(out), 2, NULL);
+  tun_arq_output_seg(arq, out, sizeof(out), 3 * RP_SECONDS);
+  tun_arq_output_repeat(arq, out, sizeof(out));
   while (tun_arq_read(arq, out, sizeof(out)) > 0) {
   }
   tun_arq_del(arq);
@@ -106,10 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   switch (data[0] % FUZZ_TARGETS) {
   case 0:
-    fuzz_server(TUN_MODE_DNSTT, data + 1, size - 1);
+    fuzz_server(TUN_MODE_DNSTT, data[0] / FUZZ_TARGETS, data + 1, size - 1);
     break;
   case 1:
-    fuzz_server(TUN_MODE_MD, data + 1, size - 1);
+    fuzz_server(TUN_MODE_MD, data[0] / FUZZ_TARGETS, data + 1, size - 1);
     break;
   case 2:
     fuzz_client(data + 1, size - 1);
