@@ -168,6 +168,12 @@ struct tun_drv {
   /* lost_acks counts the acks of chain queries refused or timed out,
      which the server never got (at most DRV_MD_CHAIN_LOST_MAX). */
   size_t lost_acks;
+  /* burst: 1 while a burst of chain sends goes out (the upload's
+     packets, the opening): its sends reach the balancer's counts at its
+     end (burst_sent), as MasterDnsVPN's writer reports them after the
+     dispatcher picked every resolver of the burst. */
+  int burst;
+  uint32_t burst_sent[TUN_DRV_MAX_RESOLVERS];
   uint64_t chain_serial;
   rp_tstamp dispatch_at;
   rp_tstamp next_ping;

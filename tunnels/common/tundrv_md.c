@@ -193,7 +193,11 @@ static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
                        .acks = acks,
                        .sent_at = now,
                        .deadline = now + drv_md_timeout(&d->res[targets[k]])};
-    tun_bal_on_sent(&d->bal, targets[k]);
+    if (d->burst) {
+      ++d->burst_sent[targets[k]];
+    } else {
+      tun_bal_on_sent(&d->bal, targets[k]);
+    }
     if (k > 0) {
       ++d->st.copies;
     }
@@ -272,11 +276,29 @@ static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
   d->owed = 0;
 }
 
+/* drv_burst_begin starts a burst of sends whose counts reach the
+   balancer at drv_burst_end (chain_up only: tundrv_internal.h). */
+static void drv_burst_begin(tun_drv *d) {
+  d->burst = d->set.chain_up;
+}
+
+static void drv_burst_end(tun_drv *d) {
+  size_t i;
+
+  d->burst = 0;
+  for (i = 0; i < d->set.nres; ++i) {
+    for (; d->burst_sent[i] > 0; --d->burst_sent[i]) {
+      tun_bal_on_sent(&d->bal, i);
+    }
+  }
+}
+
 /* drv_chain_upload sends, with chain_up, a query for each upload packet
    due (new or past its timeout), as MasterDnsVPN does. */
 static void drv_chain_upload(tun_drv *d, rp_tstamp now) {
   size_t i;
 
+  drv_burst_begin(d);
   for (i = 0; d->set.chain_up && i < DRV_MD_CHAIN_WND &&
               (tun_arq_want_output(tun_cli_arq(d->cli), now) &
                TUN_ARQ_WANT_DATA) != 0;
@@ -285,6 +307,7 @@ static void drv_chain_upload(tun_drv *d, rp_tstamp now) {
       break;
     }
   }
+  drv_burst_end(d);
 }
 
 /* drv_chain_start opens the chain model's run with chain_open queries
@@ -295,9 +318,11 @@ static void drv_chain_start(tun_drv *d, rp_tstamp now) {
 
   d->next_ping = now + d->set.ping_interval;
   drv_chain_upload(d, now);
+  drv_burst_begin(d);
   for (i = 0; i < d->set.chain_open; ++i) {
     drv_chain_send(d, 0, now);
   }
+  drv_burst_end(d);
 }
 
 /* drv_chain_done ends chain send |s| (already freed). The chain's next

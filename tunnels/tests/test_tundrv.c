@@ -25,9 +25,11 @@
    made, each waiting for the test to deliver it. */
 typedef struct wire {
   size_t nq;
+  size_t qres[Q_SLOTS];
   size_t qlen[Q_SLOTS];
   uint8_t q[Q_SLOTS][MSG_MAX];
   size_t na;
+  size_t ares[A_SLOTS];
   size_t alen[A_SLOTS];
   uint8_t a[A_SLOTS][MSG_MAX];
   uint64_t rng;
@@ -38,9 +40,9 @@ static int drv_send_cb(uint32_t chan, size_t res, const uint8_t *data,
   wire *w = user_data;
 
   (void)chan;
-  (void)res;
   (void)flags;
   assert_true(w->nq < Q_SLOTS && len <= MSG_MAX);
+  w->qres[w->nq] = res;
   memcpy(w->q[w->nq], data, len);
   w->qlen[w->nq++] = len;
   return 0;
@@ -89,8 +91,13 @@ static void serve(wire *w, tun_srv *srv, rp_tstamp now) {
   memset(&peer, 0, sizeof(peer));
   peer.addrlen = 4;
   for (i = 0; i < w->nq; ++i) {
+    size_t before = w->na;
+
     assert_int_equal(tun_srv_on_datagram(srv, w->q[i], w->qlen[i], &peer, now),
                      0);
+    if (w->na > before) {
+      w->ares[w->na - 1] = w->qres[i];
+    }
   }
   w->nq = 0;
 }
@@ -101,7 +108,8 @@ static void answer(wire *w, tun_drv *drv, size_t from, size_t to,
   size_t i;
 
   for (i = from; i < to; ++i) {
-    tun_drv_on_answer(drv, 0, 0, w->a[i], w->alen[i], now);
+    tun_drv_on_answer(drv, (uint32_t)w->ares[i], w->ares[i], w->a[i],
+                      w->alen[i], now);
   }
 }
 
@@ -112,7 +120,7 @@ static void refuse(wire *w, tun_drv *drv, size_t i, rp_tstamp now) {
   memcpy(a, w->q[i], w->qlen[i]);
   a[2] |= 0x80; /* QR */
   a[3] = (uint8_t)((a[3] & 0xf0) | 5); /* REFUSED */
-  tun_drv_on_answer(drv, 0, 0, a, w->qlen[i], now);
+  tun_drv_on_answer(drv, (uint32_t)w->qres[i], w->qres[i], a, w->qlen[i], now);
 }
 
 typedef struct fixture {
@@ -126,7 +134,7 @@ typedef struct fixture {
    resolver and leaves the opening queries in |f->w|; |up| bytes to
    upload; |real| 1 sets chain_up and lost_to_srv, and the server's
    up_ack_only (the simulator's real MasterDnsVPN). */
-static void chain_setup_with(fixture *f, uint64_t up, int real) {
+static void chain_setup_n(fixture *f, uint64_t up, int real, size_t nres) {
   tun_drv_settings ds;
   tun_srv_settings ss;
   tun_drv_callbacks dcb = {.send = drv_send_cb, .rand = drv_rand_cb};
@@ -139,6 +147,8 @@ static void chain_setup_with(fixture *f, uint64_t up, int real) {
   tun_drv_settings_default(&ds, TUN_DRV_MD);
   ds.chain = 1;
   ds.dup = 1;
+  ds.nres = nres;
+  ds.strategy = TUN_BAL_LEAST_LOSS;
   ds.mtu_ceiling = 1232;
   ds.down_bytes = UINT64_MAX;
   ds.seconds = 1000;
@@ -166,6 +176,10 @@ static void chain_setup_with(fixture *f, uint64_t up, int real) {
   }
   /* The whole download MTU: the chain model's queries ask for it. */
   assert_int_equal(tun_drv_md_mtu(f->drv), 1232);
+}
+
+static void chain_setup_with(fixture *f, uint64_t up, int real) {
+  chain_setup_n(f, up, real, 1);
 }
 
 static void chain_setup(fixture *f) { chain_setup_with(f, 0, 0); }
@@ -407,6 +421,27 @@ static void test_tundrv_chain_lost_to_srv(void **state) {
   chain_teardown(&f);
 }
 
+/* The upload's burst reaches the balancer's counts at its end (the real
+   client's writer reports the sends after its dispatcher picked every
+   resolver): over three equal resolvers the least-loss balancer spreads
+   the burst, where counting each send at once would leave the two it
+   picks last under the 5 sends that make a score. */
+static void test_tundrv_chain_burst_spread(void **state) {
+  fixture f;
+  size_t per[3] = {0, 0, 0}, i;
+
+  (void)state;
+  chain_setup_n(&f, 2000, 1, 3);
+  for (i = 0; i < f.w.nq; ++i) {
+    ++per[f.w.qres[i]];
+  }
+  assert_true(f.w.nq > 15);
+  for (i = 0; i < 3; ++i) {
+    assert_true(per[i] >= 5);
+  }
+  chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
@@ -415,6 +450,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_empty_refused),
       cmocka_unit_test(test_tundrv_chain_upload),
       cmocka_unit_test(test_tundrv_chain_lost_to_srv),
+      cmocka_unit_test(test_tundrv_chain_burst_spread),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
