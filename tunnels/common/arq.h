@@ -191,8 +191,8 @@ rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
    (the one before snd_una) once more, as long as the mss allows, its
    bytes zero: a model of a peer resending a packet whose per-packet ack
    was lost, which the receiver counts as a duplicate. Returns the frame
-   length, 0 when nothing was acked yet (nothing written), or
-   RP_ERR_NOBUF if |cap| < TUN_ARQ_HDR_FIXED. */
+   length, 0 when nothing was acked yet or no segment fits (nothing
+   written), or RP_ERR_NOBUF if |cap| < TUN_ARQ_HDR_FIXED. */
 rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap);
 
 /* tun_arq_nack marks the segments of |sent| still unacked for resend at

@@ -198,11 +198,48 @@ void tun_arq_ack_flush(tun_arq *arq) {
   arq->held_sack_len = arq_sack_build(arq, arq->held_sack, max);
 }
 
+/* arq_put_header writes the frame's ack header at |out|: the cumulative
+   ack, the free receive slots and |sack_len| bytes of |sack|. */
+static void arq_put_header(const tun_arq *arq, uint8_t *out,
+                           const uint8_t *sack, size_t sack_len) {
+  uint32_t free_slots = arq->s.ack_held ? arq->held_wnd : arq_rcv_free(arq);
+
+  arq_put32(out, arq->s.ack_held ? arq->held_una : arq->rcv_nxt);
+  arq_put16(out + 4,
+            (uint16_t)(free_slots > UINT16_MAX ? UINT16_MAX : free_slots));
+  out[6] = (uint8_t)sack_len;
+  if (sack_len > 0) {
+    memcpy(out + TUN_ARQ_HDR_FIXED, sack, sack_len);
+  }
+}
+
+/* arq_cut_new cuts a new segment from the send buffer (up to mss and
+   |room| - its header; the caller checked arq_can_open and room for a
+   byte), writes it at |out| as sent and returns its length. */
+static size_t arq_cut_new(tun_arq *arq, uint8_t *out, size_t room,
+                          rp_tstamp now) {
+  size_t n = arq->sndq_len;
+  arq_sseg *g = arq_sslot(arq, arq->snd_nxt);
+
+  if (n > arq->s.mss) {
+    n = arq->s.mss;
+  }
+  if (n > room - TUN_ARQ_SEG_HDR) {
+    n = room - TUN_ARQ_SEG_HDR;
+  }
+  assert(!g->used);
+  arq_sndq_pop(arq, g->data, n);
+  *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
+  arq_emit(arq, g, arq->snd_nxt, out, now);
+  ++arq->snd_nxt;
+  return TUN_ARQ_SEG_HDR + n;
+}
+
 rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
                         tun_arq_sent *psent) {
   uint8_t sack[TUN_ARQ_MAX_SACK];
   size_t sack_max = (arq->s.rcv_wnd + 7) / 8, sack_len, pos, nsegs = 0;
-  uint32_t sn, free_slots;
+  uint32_t sn;
   /* walk is 1 when a segment may be due (else the walks find none). */
   int walk = now >= arq->due_lb;
 
@@ -238,12 +275,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     }
     break;
   }
-  free_slots = arq->s.ack_held ? arq->held_wnd : arq_rcv_free(arq);
-  arq_put32(out, arq->s.ack_held ? arq->held_una : arq->rcv_nxt);
-  arq_put16(out + 4,
-            (uint16_t)(free_slots > UINT16_MAX ? UINT16_MAX : free_slots));
-  out[6] = (uint8_t)sack_len;
-  memcpy(out + TUN_ARQ_HDR_FIXED, sack, sack_len);
+  arq_put_header(arq, out, sack, sack_len);
   pos = TUN_ARQ_HDR_FIXED + sack_len;
   arq->ack_pending = 0;
 
@@ -269,22 +301,8 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   while (arq_can_open(arq) &&
          (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
          cap - pos > TUN_ARQ_SEG_HDR) {
-    size_t n = arq->sndq_len;
-    arq_sseg *g = arq_sslot(arq, arq->snd_nxt);
-
-    if (n > arq->s.mss) {
-      n = arq->s.mss;
-    }
-    if (n > cap - pos - TUN_ARQ_SEG_HDR) {
-      n = cap - pos - TUN_ARQ_SEG_HDR;
-    }
-    assert(!g->used);
-    arq_sndq_pop(arq, g->data, n);
-    *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
-    arq_emit(arq, g, arq->snd_nxt, out + pos, now);
     arq_note_sent(psent, arq->snd_nxt);
-    ++arq->snd_nxt;
-    pos += TUN_ARQ_SEG_HDR + n;
+    pos += arq_cut_new(arq, out + pos, cap - pos, now);
     ++nsegs;
   }
   return (rp_ssize)pos;
@@ -294,7 +312,6 @@ rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
                             rp_tstamp now) {
   arq_sseg *g;
   uint32_t sn;
-  size_t n;
 
   if (cap <= TUN_ARQ_SEG_HDR) {
     return RP_ERR_NOBUF;
@@ -313,41 +330,23 @@ rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
   if (!arq_can_open(arq)) {
     return 0;
   }
-  n = arq->sndq_len;
-  if (n > arq->s.mss) {
-    n = arq->s.mss;
-  }
-  if (n > cap - TUN_ARQ_SEG_HDR) {
-    n = cap - TUN_ARQ_SEG_HDR;
-  }
-  g = arq_sslot(arq, arq->snd_nxt);
-  assert(!g->used);
-  arq_sndq_pop(arq, g->data, n);
-  *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
-  arq_emit(arq, g, arq->snd_nxt, out, now);
-  ++arq->snd_nxt;
-  return (rp_ssize)(TUN_ARQ_SEG_HDR + n);
+  return (rp_ssize)arq_cut_new(arq, out, cap, now);
 }
 
 rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap) {
-  uint32_t free_slots;
   size_t len = arq->s.mss;
 
   if (cap < TUN_ARQ_HDR_FIXED) {
     return RP_ERR_NOBUF;
   }
-  if (arq->st.segs_sent == 0 ||
+  if (arq->snd_una == 0 ||
       cap - TUN_ARQ_HDR_FIXED <= TUN_ARQ_SEG_HDR) {
     return 0;
   }
   if (len > cap - TUN_ARQ_HDR_FIXED - TUN_ARQ_SEG_HDR) {
     len = cap - TUN_ARQ_HDR_FIXED - TUN_ARQ_SEG_HDR;
   }
-  free_slots = arq->s.ack_held ? arq->held_wnd : arq_rcv_free(arq);
-  arq_put32(out, arq->s.ack_held ? arq->held_una : arq->rcv_nxt);
-  arq_put16(out + 4,
-            (uint16_t)(free_slots > UINT16_MAX ? UINT16_MAX : free_slots));
-  out[6] = 0;
+  arq_put_header(arq, out, NULL, 0);
   arq_put32(out + TUN_ARQ_HDR_FIXED, arq->snd_una - 1);
   arq_put16(out + TUN_ARQ_HDR_FIXED + 4, (uint16_t)len);
   memset(out + TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR, 0, len);

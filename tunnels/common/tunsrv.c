@@ -420,10 +420,7 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
   }
   flen = 0;
   sent.n = 1;
-  if (h->ack_only && room > TUN_ARQ_HDR_FIXED) {
-    /* The ack header alone: no segment (nor sack) fits. */
-    room = TUN_ARQ_HDR_FIXED;
-  } else if (srv->resends_owed > 0) {
+  if (!h->ack_only && srv->resends_owed > 0) {
     /* A packet the client most likely has, sent again (0: none). */
     flen = tun_arq_output_repeat(ss->arq, srv->frame, room);
     if (flen > 0) {
@@ -431,10 +428,17 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
       ++srv->st.resends;
     }
   }
-  if (flen == 0 && srv->s.out_queue > 0) {
+  if (flen != 0) {
+    /* The repeat, or no room for it. */
+  } else if (h->ack_only) {
+    /* The ack header alone: no segment (nor sack) fits. */
+    flen = tun_arq_output(ss->arq, srv->frame,
+                          room < TUN_ARQ_HDR_FIXED ? room : TUN_ARQ_HDR_FIXED,
+                          now, &sent);
+  } else if (srv->s.out_queue > 0) {
     flen = srv_queue_frame(ss, srv->frame, room, now, &sent,
                            &srv->st.queue_drops);
-  } else if (flen == 0) {
+  } else {
     flen = tun_arq_output(ss->arq, srv->frame, room, now, &sent);
   }
   if (flen < 0) {
