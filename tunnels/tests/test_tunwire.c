@@ -140,12 +140,17 @@ static void test_tunwire_query_roundtrip(void **state) {
   assert_int_equal(tun_srv_up_mss(&domain), 150 - 13 - 7 - 6);
 }
 
+/* srv_settings fills |s| with |mode|'s defaults under t.example. */
+static void srv_settings(tun_srv_settings *s, tun_mode mode) {
+  tun_srv_settings_default(s, mode);
+  assert_int_equal(rp_dns_name_from_text(&s->domain, "t.example"), 0);
+}
+
 static tun_srv *new_server(sent_rec *r, tun_mode mode, size_t max_sessions) {
   tun_srv_settings s;
   tun_srv *srv;
 
-  tun_srv_settings_default(&s, mode);
-  assert_int_equal(rp_dns_name_from_text(&s.domain, "t.example"), 0);
+  srv_settings(&s, mode);
   s.max_sessions = max_sessions;
   s.max_held = 16;
   assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
@@ -537,8 +542,7 @@ static void test_tunwire_server_md_acks(void **state) {
   int k;
 
   (void)state;
-  tun_srv_settings_default(&s, TUN_MODE_MD);
-  assert_int_equal(rp_dns_name_from_text(&s.domain, "t.example"), 0);
+  srv_settings(&s, TUN_MODE_MD);
   s.up_ack_only = 1;
   assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
   r->serve_bytes = 5000;
@@ -596,8 +600,7 @@ static void test_tunwire_server_out_queue(void **state) {
   int step, segs;
 
   (void)state;
-  tun_srv_settings_default(&s, TUN_MODE_DNSTT);
-  assert_int_equal(rp_dns_name_from_text(&s.domain, "t.example"), 0);
+  srv_settings(&s, TUN_MODE_DNSTT);
   s.max_held = 1;
   s.flush_interval = 10 * RP_MILLISECONDS;
   s.arq.snd_wnd = s.arq.rcv_wnd = 8;
