@@ -339,9 +339,7 @@ int sim_net_send_at(sim_net *n, rp_tstamp at, uint32_t src_proc,
   return net_push(n, at, SIM_NET_EV_LATER, src_proc, 0, idx);
 }
 
-/* net_rearm asks the node of |proc| for its next expiry and schedules
-   its timer. */
-static int net_rearm(sim_net *n, uint32_t proc) {
+int sim_net_rearm(sim_net *n, uint32_t proc) {
   sim_net_proc *p = &n->procs[proc];
   rp_tstamp at = sim_net_node_expiry(n, proc);
 
@@ -384,7 +382,7 @@ static int net_done(sim_net *n, uint32_t proc) {
   if (rv != 0) {
     return rv;
   }
-  rv = net_rearm(n, proc);
+  rv = sim_net_rearm(n, proc);
   if (rv != 0) {
     return rv;
   }
@@ -470,7 +468,7 @@ int sim_net_run(const sim_net_cell *cell, sim_net_result *res) {
   memset(res, 0, sizeof(*res));
   rv = sim_net_nodes_start(n);
   for (i = 0; rv == 0 && i < SIM_NET_NPROCS; ++i) {
-    rv = net_rearm(n, i);
+    rv = sim_net_rearm(n, i);
   }
   while (rv == 0 && !n->stop && sim_heap_pop(&n->heap, &ev) == 0) {
     /* Samples see the state after every event before them; they push no

@@ -108,9 +108,10 @@ typedef struct sim_net_cell {
   /* serve_bytes is what the server serves a session (the runner: the
      transfer's bytes when rate-limited, 1 GiB otherwise). */
   uint64_t serve_bytes;
-  /* relay and, for a pool, its settings; check: a dead resolver stays
-     out of the pool (its start-up check fails), else every resolver is
-     added unchecked. */
+  /* relay and, for a pool, its settings; check 1: the pool checks each
+     resolver with a query of its own and adds it once that was answered,
+     and the client starts with the first (simnet_check.c); 0: every
+     resolver is added unchecked and the client starts at once. */
   sim_net_relay relay;
   rp_settings pool;
   /* kind is the kind |pool|'s settings are (reported in the result). */

@@ -6,6 +6,7 @@
  *                   in-process pool), a relay (the pool core or the
  *                   dnsdist model), the fake resolvers, the tunnel
  *                   server
+ *   simnet_check.c  the pools' start-up check
  */
 #ifndef SIM_NET_INTERNAL_H
 #define SIM_NET_INTERNAL_H
@@ -90,6 +91,25 @@ typedef struct sim_net_proc {
 
 typedef struct sim_net_nodes sim_net_nodes;
 
+/* The start-up check of a resolver (simnet_check.c). */
+typedef enum sim_net_check_state {
+  SIM_NET_CHECK_NONE = 0, /* not checked (no check) */
+  SIM_NET_CHECK_RUNNING,  /* its check query is out */
+  SIM_NET_CHECK_FAILED,   /* failed; checked again at |recheck| */
+  SIM_NET_CHECK_PASSED    /* passed: in the pool */
+} sim_net_check_state;
+
+typedef struct sim_net_check {
+  uint8_t state[SIM_NET_MAX_RES];
+  /* id and deadline of each running check. */
+  uint16_t id[SIM_NET_MAX_RES];
+  rp_tstamp deadline[SIM_NET_MAX_RES];
+  /* recheck is when the failed ones are checked again. */
+  rp_tstamp recheck;
+  /* rng draws the checks' IDs. */
+  uint64_t rng;
+} sim_net_check;
+
 typedef struct sim_net {
   sim_net_cell cell;
   const rp_mem *mem;
@@ -158,6 +178,34 @@ void sim_net_charge(sim_net *n, uint32_t proc, rp_duration ns);
 /* sim_net_free_core ends |proc|'s item: its core goes to the next ready
    process. */
 int sim_net_free_core(sim_net *n, uint32_t proc);
+
+/* sim_net_rearm asks the node of |proc| for its next expiry and
+   schedules its timer (a process's logic may change another's). */
+int sim_net_rearm(sim_net *n, uint32_t proc);
+
+/* simnet_check.c */
+
+/* sim_net_check_start sends every resolver's check from |proc| (the
+   pool's process) at n->now; |seed| seeds the IDs. Returns 0 or an
+   error of the send. */
+int sim_net_check_start(sim_net *n, sim_net_check *c, uint32_t proc,
+                        uint64_t seed);
+
+/* sim_net_check_answer takes |len| bytes that reached the pool from
+   resolver |r|, which is not in the pool. Returns 1 when they are its
+   running check's answer and it passed (the caller adds it to the pool),
+   else 0 (a failed check is marked so). */
+int sim_net_check_answer(sim_net_check *c, uint32_t r, const uint8_t *data,
+                         size_t len);
+
+/* sim_net_check_expiry returns when sim_net_check_expire is next due for
+   the first |nres| resolvers (RP_TSTAMP_UNSET: never). */
+rp_tstamp sim_net_check_expiry(const sim_net_check *c, size_t nres);
+
+/* sim_net_check_expire fails the checks past their deadline and sends
+   the re-checks due at n->now from |proc|. Returns 0 or an error of the
+   send. */
+int sim_net_check_expire(sim_net *n, sim_net_check *c, uint32_t proc);
 
 /* simnet_nodes.c */
 

@@ -16,8 +16,13 @@
  *   queries outstanding (ties: the lowest index), under an ID of the
  *   relay's; its answer, whatever its rcode, goes back; a query
  *   unanswered for 2 s is forgotten (no retry, no hedge).
- * - Start-up check: with cell.check a dead resolver is not added to the
- *   pool (the pools' checks reject it); others are added unchecked.
+ * - Start-up check: with cell.check a resolver joins the pool when its
+ *   check passed (simnet_check.c), and the client starts with the first
+ *   that joined: in its own process at the in-process pool's next poll
+ *   for readiness (every NODES_READY_POLL from the start, tunpool.c),
+ *   behind respool at once (the CLI prints its address before its
+ *   checks end, and a client's start-up takes longer than their round
+ *   trip). Without it every resolver is added unchecked at the start.
  * - The download's pattern is made once: the server's source keeps the
  *   last NODES_RING bytes it made in a ring (offsets ring_lo..ring_hi),
  *   and the client checks what it reads against them with memcmp (the
@@ -53,11 +58,15 @@
 /* NODES_DNSTT_QUEUE is dnstt-server's send queue per client, packets
    (turbotunnel.QueueSize at e5e873b). */
 #define NODES_DNSTT_QUEUE 128
+/* NODES_READY_POLL is how often the in-process pool looks whether a
+   resolver passed its check (TUN_POOL_POLL_MS). */
+#define NODES_READY_POLL (5 * RP_MILLISECONDS)
 /* The seed streams (odd constants). */
 #define NODES_SEED_CLIENT 0x9e3779b97f4a7c15ULL
 #define NODES_SEED_POOL 0xc2b2ae3d27d4eb4fULL
 #define NODES_SEED_RES 0x165667b19e3779f9ULL
 #define NODES_SEED_SERVER 0x27d4eb2f165667c5ULL
+#define NODES_SEED_CHECK 0xd6e8feb86659fd93ULL
 
 /* nodes_fwd is a query a fake resolver forwarded to the server. */
 typedef struct nodes_fwd {
@@ -84,10 +93,17 @@ struct sim_net_nodes {
   rp_tstamp next_tick;
   uint64_t rng_client;
   rp_tstamp finished_at;
-  /* The pool, in the client's process (INPROC) or the relay's. */
+  /* start_at is when the client starts (UNSET: not known yet); started
+     is 1 once it did. */
+  rp_tstamp start_at;
+  int started;
+  /* The pool, in the client's process (INPROC) or the relay's; in_pool
+     is 1 for a resolver added to it; check is the start-up check. */
   rp_pool *pool;
   uint32_t pool_proc;
   uint32_t pool_ids[SIM_NET_MAX_RES];
+  uint8_t in_pool[SIM_NET_MAX_RES];
+  sim_net_check check;
   uint64_t rng_pool;
   /* The dnsdist model. */
   nodes_dd *dd;
@@ -276,6 +292,19 @@ static size_t nodes_srv_source(uint64_t sid, uint64_t offset, uint8_t *out,
 /* Start and end                                                      */
 /* ---------------------------------------------------------------- */
 
+/* nodes_pool_add adds resolver |r| to the pool at n->now. */
+static int nodes_pool_add(sim_net *n, uint32_t r) {
+  sim_net_nodes *no = n->nodes;
+  int rv = rp_pool_add_resolver(
+      no->pool,
+      &(rp_resolver_config){.name = n->cell.res[r].name,
+                            .user_data = (void *)(uintptr_t)r},
+      &no->pool_ids[r], n->now);
+
+  no->in_pool[r] = rv == 0;
+  return rv;
+}
+
 static int nodes_pool_start(sim_net *n, uint32_t proc) {
   sim_net_nodes *no = n->nodes;
   rp_callbacks cb = {.send_query = nodes_pool_send,
@@ -299,15 +328,14 @@ static int nodes_pool_start(sim_net *n, uint32_t proc) {
   } else {
     rv = rp_pool_new(&no->pool, &n->cell.pool, &cb, n->mem, n);
   }
+  if (rv == 0 && n->cell.check) {
+    /* The pool's process sends the checks as it starts. */
+    n->procs[proc].send_clock = 0;
+    return sim_net_check_start(n, &no->check, proc,
+                               n->cell.seed ^ NODES_SEED_CHECK);
+  }
   for (r = 0; rv == 0 && r < n->cell.nres; ++r) {
-    if (n->cell.check && n->cell.res[r].dead) {
-      continue;
-    }
-    rv = rp_pool_add_resolver(
-        no->pool,
-        &(rp_resolver_config){.name = n->cell.res[r].name,
-                              .user_data = (void *)(uintptr_t)r},
-        &no->pool_ids[r], 0);
+    rv = nodes_pool_add(n, (uint32_t)r);
   }
   return rv;
 }
@@ -330,6 +358,15 @@ static void nodes_set_costs(sim_net *n) {
              c->fakeres_wake);
   nodes_cost(n, SIM_NET_SERVER, c->server_recv, c->server_send,
              c->server_wake);
+}
+
+/* nodes_client_start starts the client at n->now. */
+static int nodes_client_start(sim_net *n) {
+  sim_net_nodes *no = n->nodes;
+
+  no->started = 1;
+  no->next_tick = n->now + tun_drv_tick_interval(no->drv);
+  return tun_drv_start(no->drv, n->now);
 }
 
 int sim_net_nodes_start(sim_net *n) {
@@ -429,10 +466,14 @@ int sim_net_nodes_start(sim_net *n) {
   tun_drv_xfer(no->drv)->write_down = nodes_down_check;
   tun_drv_xfer(no->drv)->io_data = n;
   tun_drv_xfer(no->drv)->down_ends = cell->down_ends;
-  no->next_tick = tun_drv_tick_interval(no->drv);
+  if (cell->check) {
+    /* The client starts once a resolver passed its check. */
+    no->start_at = RP_TSTAMP_UNSET;
+    return 0;
+  }
   /* The client starts as a program does: on its own CPU. */
   n->procs[SIM_NET_CLIENT].send_clock = 0;
-  return tun_drv_start(no->drv, 0);
+  return nodes_client_start(n);
 }
 
 void sim_net_nodes_result(sim_net *n, sim_net_result *res) {
@@ -473,9 +514,8 @@ int sim_net_nodes_sample(sim_net *n, rp_tstamp now) {
   size_t r;
 
   for (r = 0; r < n->cell.nres; ++r) {
-    ids[r] = no->pool != NULL && !(n->cell.check && n->cell.res[r].dead)
-                 ? no->pool_ids[r]
-                 : SIM_NET_NO_ID;
+    ids[r] = no->pool != NULL && no->in_pool[r] ? no->pool_ids[r]
+                                                : SIM_NET_NO_ID;
   }
   return n->cell.on_sample(n->cell.sample_arg, now, no->pool, ids,
                            n->cell.nres);
@@ -510,6 +550,23 @@ static void nodes_client_check(sim_net *n) {
   }
 }
 
+/* nodes_pool_join adds resolver |r|, whose check passed, to the pool,
+   and sets when the client starts if it is the first (see the notes). */
+static int nodes_pool_join(sim_net *n, uint32_t r) {
+  sim_net_nodes *no = n->nodes;
+  int rv = nodes_pool_add(n, r);
+
+  if (rv != 0 || no->start_at != RP_TSTAMP_UNSET) {
+    return rv;
+  }
+  if (no->pool_proc == SIM_NET_CLIENT) {
+    no->start_at = (n->now / NODES_READY_POLL + 1) * NODES_READY_POLL;
+    return 0;
+  }
+  no->start_at = n->now;
+  return sim_net_rearm(n, SIM_NET_CLIENT);
+}
+
 /* nodes_pool_datagram handles what reaches a pool: a client query on its
    listener, an answer on an upstream socket. */
 static int nodes_pool_datagram(sim_net *n, const sim_net_pkt *pk) {
@@ -527,6 +584,12 @@ static int nodes_pool_datagram(sim_net *n, const sim_net_pkt *pk) {
   r = pk->dst_port - SIM_NET_PORT_UP;
   if (r >= n->cell.nres) {
     return 0;
+  }
+  if (!no->in_pool[r]) {
+    return n->cell.check &&
+                   sim_net_check_answer(&no->check, r, pk->data, pk->len)
+               ? nodes_pool_join(n, r)
+               : 0;
   }
   return rp_pool_on_answer(no->pool, no->pool_ids[r], pk->data, pk->len, 0,
                            n->now);
@@ -554,7 +617,23 @@ static int nodes_client_timer(sim_net *n) {
   rp_duration tick = tun_drv_tick_interval(no->drv);
   int rv;
 
-  if (n->now >= no->next_tick) {
+  if (no->pool != NULL && no->pool_proc == SIM_NET_CLIENT &&
+      n->cell.check &&
+      sim_net_check_expiry(&no->check, n->cell.nres) <= n->now) {
+    rv = sim_net_check_expire(n, &no->check, SIM_NET_CLIENT);
+    if (rv != 0) {
+      return rv;
+    }
+  }
+  if (!no->started) {
+    if (no->start_at <= n->now) {
+      rv = nodes_client_start(n);
+      if (rv != 0) {
+        return rv;
+      }
+      nodes_client_check(n);
+    }
+  } else if (n->now >= no->next_tick) {
     tun_drv_tick(no->drv, n->now);
     while (no->next_tick <= n->now) {
       no->next_tick += tick;
@@ -781,6 +860,14 @@ int sim_net_node_timer(sim_net *n, uint32_t proc) {
       nodes_dd_sweep(n);
       return 0;
     }
+    if (no->pool != NULL && n->cell.check &&
+        sim_net_check_expiry(&no->check, n->cell.nres) <= n->now) {
+      int rv = sim_net_check_expire(n, &no->check, SIM_NET_RELAY);
+
+      if (rv != 0) {
+        return rv;
+      }
+    }
     if (no->pool != NULL && rp_pool_get_expiry(no->pool) <= n->now) {
       return rp_pool_handle_expiry(no->pool, n->now);
     }
@@ -794,6 +881,20 @@ int sim_net_node_timer(sim_net *n, uint32_t proc) {
 
 static rp_tstamp nodes_min(rp_tstamp a, rp_tstamp b) { return a < b ? a : b; }
 
+/* nodes_pool_expiry returns the next expiry of the pool and its checks
+   (UNSET: none, or no pool). */
+static rp_tstamp nodes_pool_expiry(const sim_net *n) {
+  const sim_net_nodes *no = n->nodes;
+
+  if (no->pool == NULL) {
+    return RP_TSTAMP_UNSET;
+  }
+  return nodes_min(rp_pool_get_expiry(no->pool),
+                   n->cell.check
+                       ? sim_net_check_expiry(&no->check, n->cell.nres)
+                       : RP_TSTAMP_UNSET);
+}
+
 rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc) {
   sim_net_nodes *no = n->nodes;
 
@@ -802,18 +903,17 @@ rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc) {
     if (no->finished_at != RP_TSTAMP_UNSET) {
       return RP_TSTAMP_UNSET;
     }
-    return nodes_min(
-        nodes_min(no->next_tick, tun_drv_get_due(no->drv)),
-        no->pool != NULL && no->pool_proc == SIM_NET_CLIENT
-            ? rp_pool_get_expiry(no->pool)
-            : RP_TSTAMP_UNSET);
+    return nodes_min(no->started ? nodes_min(no->next_tick,
+                                             tun_drv_get_due(no->drv))
+                                 : no->start_at,
+                     no->pool_proc == SIM_NET_CLIENT ? nodes_pool_expiry(n)
+                                                     : RP_TSTAMP_UNSET);
   case SIM_NET_RELAY:
     if (n->cell.relay == SIM_NET_DNSDIST) {
       return no->dd_sweep > 0 ? no->dd_sweep : NODES_DD_SWEEP;
     }
-    return no->pool != NULL && no->pool_proc == SIM_NET_RELAY
-               ? rp_pool_get_expiry(no->pool)
-               : RP_TSTAMP_UNSET;
+    return no->pool_proc == SIM_NET_RELAY ? nodes_pool_expiry(n)
+                                          : RP_TSTAMP_UNSET;
   case SIM_NET_SERVER:
     return tun_srv_get_expiry(no->srv);
   default:
