@@ -7,12 +7,15 @@
  *                   dnsdist model), the fake resolvers, the tunnel
  *                   server
  *   simnet_check.c  the pools' start-up check
+ *   simnet_dnsdist.c  the dnsdist model
+ *   simnet_fakeres.c  the fake resolvers
  */
 #ifndef SIM_NET_INTERNAL_H
 #define SIM_NET_INTERNAL_H
 
 #include "simnet.h"
 
+#include "fr_profile.h"
 #include "sim_heap.h"
 
 #include <stddef.h>
@@ -21,6 +24,8 @@
 /* SIM_NET_PKT_MAX is the largest datagram carried, bytes (every tunnel
    message and answer is shorter). */
 #define SIM_NET_PKT_MAX 4096
+/* SIM_NET_IDS is the size of an ID space (fake resolvers, dnsdist). */
+#define SIM_NET_IDS 65536u
 
 /* The processes of a cell. */
 #define SIM_NET_CLIENT 0u
@@ -179,6 +184,52 @@ void sim_net_charge(sim_net *n, uint32_t proc, rp_duration ns);
    process. */
 int sim_net_free_core(sim_net *n, uint32_t proc);
 
+/* The dnsdist model (simnet_dnsdist.c): a query it forwarded. */
+typedef struct sim_net_dd_query {
+  uint32_t used;
+  uint32_t backend;
+  uint32_t src_port;
+  uint16_t id;
+  rp_tstamp at;
+} sim_net_dd_query;
+
+typedef struct sim_net_dd {
+  /* q is the table of SIM_NET_IDS queries by the relay's ID; next is the
+     next ID. */
+  sim_net_dd_query *q;
+  uint16_t next;
+  uint32_t outstanding[SIM_NET_MAX_RES];
+  /* sweep is when old queries are next forgotten (0: not yet). */
+  rp_tstamp sweep;
+  uint8_t buf[SIM_NET_PKT_MAX];
+} sim_net_dd;
+
+/* The fake resolvers (simnet_fakeres.c): a query forwarded to the
+   server. */
+typedef struct sim_net_fwd {
+  uint32_t used;
+  uint32_t res;
+  uint32_t src_proc, src_port;
+  uint16_t id;
+  uint8_t lose;
+  rp_duration delay;
+} sim_net_fwd;
+
+typedef struct sim_net_fr {
+  fr_profile prof[SIM_NET_MAX_RES];
+  fr_rng rng[SIM_NET_MAX_RES];
+  /* fwd is the table of SIM_NET_IDS forwarded queries by the process's
+     ID; fwd_next is the next ID. */
+  sim_net_fwd *fwd;
+  uint16_t fwd_next;
+  /* Per resolver: queries received, answers relayed, refused, dropped
+     past the limit, lost (before or after, or dead). */
+  uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
+      refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],
+      lost[SIM_NET_MAX_RES];
+  uint8_t buf[SIM_NET_PKT_MAX];
+} sim_net_fr;
+
 /* sim_net_rearm asks the node of |proc| for its next expiry and
    schedules its timer (a process's logic may change another's). */
 int sim_net_rearm(sim_net *n, uint32_t proc);
@@ -206,6 +257,41 @@ rp_tstamp sim_net_check_expiry(const sim_net_check *c, size_t nres);
    the re-checks due at n->now from |proc|. Returns 0 or an error of the
    send. */
 int sim_net_check_expire(sim_net *n, sim_net_check *c, uint32_t proc);
+
+/* simnet_dnsdist.c */
+
+/* sim_net_dd_init makes |dd|'s tables. Returns 0 or RP_ERR_NOMEM. */
+int sim_net_dd_init(sim_net *n, sim_net_dd *dd);
+
+/* sim_net_dd_free frees them. */
+void sim_net_dd_free(sim_net *n, sim_net_dd *dd);
+
+/* sim_net_dd_datagram handles what reaches the relay: a client query on
+   its listener (forwarded to the backend with the fewest outstanding),
+   an answer on a backend socket (back to its client). */
+int sim_net_dd_datagram(sim_net *n, sim_net_dd *dd, const sim_net_pkt *pk);
+
+/* sim_net_dd_sweep forgets the queries unanswered too long. */
+void sim_net_dd_sweep(sim_net *n, sim_net_dd *dd);
+
+/* sim_net_dd_expiry returns when the next sweep is due. */
+rp_tstamp sim_net_dd_expiry(const sim_net_dd *dd);
+
+/* simnet_fakeres.c */
+
+/* sim_net_fr_init makes |fr|'s profiles (from n->cell.res, seeded from
+   n->cell.seed) and table. Returns 0 or RP_ERR_NOMEM. */
+int sim_net_fr_init(sim_net *n, sim_net_fr *fr);
+
+/* sim_net_fr_free frees the table. */
+void sim_net_fr_free(sim_net *n, sim_net_fr *fr);
+
+/* sim_net_fr_query handles a query that reached resolver |r|. */
+int sim_net_fr_query(sim_net *n, sim_net_fr *fr, const sim_net_pkt *pk,
+                     uint32_t r);
+
+/* sim_net_fr_answer handles the server's answer to a forwarded query. */
+int sim_net_fr_answer(sim_net *n, sim_net_fr *fr, const sim_net_pkt *pk);
 
 /* simnet_nodes.c */
 

@@ -2,20 +2,11 @@
  * simnet_nodes.c: the processes' logic of the loopback machine in
  * virtual time (see simnet.h): the tunnel client (tundrv.h) with an
  * in-process pool when the cell asks for one, a relay (the pool core as
- * respool runs it, or the dnsdist model), the fake resolvers (one
- * process, as `fakeres -r ... --upstream` runs them) and the tunnel
- * server (tunsrv.h).
+ * respool runs it, or the dnsdist model of simnet_dnsdist.c), the fake
+ * resolvers (simnet_fakeres.c) and the tunnel server (tunsrv.h); it
+ * starts them and hands each its datagrams and timers.
  *
  * IMPLEMENTATION NOTES
- * - The fake resolvers forward an answered query to the server under an
- *   ID of their own (a table of 65536 entries) and relay its answer back
- *   after the profile's delay, as fr_upstream.c does; a refusal is built
- *   at once (sim_resolver_reply) and leaves after the delay; drops,
- *   losses and a dead resolver answer nothing.
- * - The dnsdist model: each query goes to the backend with the fewest
- *   queries outstanding (ties: the lowest index), under an ID of the
- *   relay's; its answer, whatever its rcode, goes back; a query
- *   unanswered for 2 s is forgotten (no retry, no hedge).
  * - Start-up check: with cell.check a resolver joins the pool when its
  *   check passed (simnet_check.c), and the client starts with the first
  *   that joined: in its own process at the in-process pool's next poll
@@ -32,7 +23,6 @@
  */
 #include "simnet_internal.h"
 
-#include "sim_resolver.h"
 #include "tunsrv.h"
 
 #include <string.h>
@@ -40,20 +30,12 @@
 /* NODES_RING is the size of the ring of served pattern bytes (the client
    reads at most the send buffer and the windows behind the server). */
 #define NODES_RING (2u << 20)
-/* NODES_IDS is the size of an ID space (fake resolvers, dnsdist). */
-#define NODES_IDS 65536u
-/* NODES_DD_TIMEOUT is how long the dnsdist model keeps a query. */
-#define NODES_DD_TIMEOUT (2 * RP_SECONDS)
-/* NODES_DD_SWEEP is the period of its sweep of old queries. */
-#define NODES_DD_SWEEP (100 * RP_MILLISECONDS)
 /* NODES_KCP_INTERVAL is dnstt's KCP flush interval (kcp-go's floor of
    10 ms for SetNoDelay's interval 0). */
 /* NODES_MD_WINDOW and NODES_MD_MAX_ANSWER are the real MasterDnsVPN
    server's window (segments) and answer bound (bytes). */
 #define NODES_MD_WINDOW 1000
 #define NODES_MD_MAX_ANSWER 1500
-/* NODES_FR_TICK is fakeres's timer resolution (libuv: 1 ms). */
-#define NODES_FR_TICK RP_MILLISECONDS
 #define NODES_KCP_INTERVAL (10 * RP_MILLISECONDS)
 /* NODES_DNSTT_QUEUE is dnstt-server's send queue per client, packets
    (turbotunnel.QueueSize at e5e873b). */
@@ -64,28 +46,8 @@
 /* The seed streams (odd constants). */
 #define NODES_SEED_CLIENT 0x9e3779b97f4a7c15ULL
 #define NODES_SEED_POOL 0xc2b2ae3d27d4eb4fULL
-#define NODES_SEED_RES 0x165667b19e3779f9ULL
 #define NODES_SEED_SERVER 0x27d4eb2f165667c5ULL
 #define NODES_SEED_CHECK 0xd6e8feb86659fd93ULL
-
-/* nodes_fwd is a query a fake resolver forwarded to the server. */
-typedef struct nodes_fwd {
-  uint32_t used;
-  uint32_t res;
-  uint32_t src_proc, src_port;
-  uint16_t id;
-  uint8_t lose;
-  rp_duration delay;
-} nodes_fwd;
-
-/* nodes_dd is a query the dnsdist model forwarded. */
-typedef struct nodes_dd {
-  uint32_t used;
-  uint32_t backend;
-  uint32_t src_port;
-  uint16_t id;
-  rp_tstamp at;
-} nodes_dd;
 
 struct sim_net_nodes {
   /* The client. */
@@ -105,19 +67,10 @@ struct sim_net_nodes {
   uint8_t in_pool[SIM_NET_MAX_RES];
   sim_net_check check;
   uint64_t rng_pool;
-  /* The dnsdist model. */
-  nodes_dd *dd;
-  uint16_t dd_next;
-  uint32_t dd_outstanding[SIM_NET_MAX_RES];
-  rp_tstamp dd_sweep;
-  /* The fake resolvers. */
-  fr_profile prof[SIM_NET_MAX_RES];
-  fr_rng rng_res[SIM_NET_MAX_RES];
-  nodes_fwd *fwd;
-  uint16_t fwd_next;
-  uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
-      refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],
-      lost[SIM_NET_MAX_RES];
+  /* The dnsdist model (dd_on: it runs), the fake resolvers. */
+  sim_net_dd dd;
+  int dd_on;
+  sim_net_fr fr;
   /* The server. */
   tun_srv *srv;
   uint8_t buf[SIM_NET_PKT_MAX];
@@ -378,7 +331,6 @@ int sim_net_nodes_start(sim_net *n) {
   tun_srv_settings ss;
   tun_srv_callbacks scb = {.send = nodes_srv_send,
                            .source = nodes_srv_source};
-  size_t r;
   int rv;
 
   if (cell->nres == 0 || cell->nres > SIM_NET_MAX_RES) {
@@ -393,14 +345,13 @@ int sim_net_nodes_start(sim_net *n) {
   no->rng_client = cell->seed ^ NODES_SEED_CLIENT;
   no->rng_pool = cell->seed ^ NODES_SEED_POOL;
   no->finished_at = RP_TSTAMP_UNSET;
-  no->fwd = n->mem->calloc(NODES_IDS, sizeof(*no->fwd), n->mem->user_data);
   no->ring = n->mem->malloc(NODES_RING, n->mem->user_data);
-  if (no->fwd == NULL || no->ring == NULL) {
+  if (no->ring == NULL) {
     return RP_ERR_NOMEM;
   }
-  for (r = 0; r < cell->nres; ++r) {
-    fr_profile_init(&no->prof[r], &cell->res[r], 0);
-    fr_rng_seed(&no->rng_res[r], cell->seed ^ (NODES_SEED_RES * (r + 1)));
+  rv = sim_net_fr_init(n, &no->fr);
+  if (rv != 0) {
+    return rv;
   }
   tun_srv_settings_default(
       &ss, cell->drv.model == TUN_DRV_MD ? TUN_MODE_MD : TUN_MODE_DNSTT);
@@ -443,8 +394,8 @@ int sim_net_nodes_start(sim_net *n) {
     rv = nodes_pool_start(n, SIM_NET_RELAY);
     break;
   case SIM_NET_DNSDIST:
-    no->dd = n->mem->calloc(NODES_IDS, sizeof(*no->dd), n->mem->user_data);
-    rv = no->dd == NULL ? RP_ERR_NOMEM : 0;
+    rv = sim_net_dd_init(n, &no->dd);
+    no->dd_on = rv == 0;
     break;
   }
   if (rv != 0) {
@@ -492,11 +443,11 @@ void sim_net_nodes_result(sim_net *n, sim_net_result *res) {
                               : 0.0;
   tun_drv_get_stats(no->drv, &res->client);
   for (r = 0; r < n->cell.nres; ++r) {
-    res->received[r] = no->received[r];
-    res->answered[r] = no->answered[r];
-    res->refused[r] = no->refused[r];
-    res->dropped[r] = no->dropped[r];
-    res->lost[r] = no->lost[r];
+    res->received[r] = no->fr.received[r];
+    res->answered[r] = no->fr.answered[r];
+    res->refused[r] = no->fr.refused[r];
+    res->dropped[r] = no->fr.dropped[r];
+    res->lost[r] = no->fr.lost[r];
   }
   if (no->pool != NULL) {
     rp_pool_get_stats(no->pool, &res->pool);
@@ -530,8 +481,10 @@ void sim_net_nodes_free(sim_net *n) {
   tun_drv_del(no->drv);
   rp_pool_del(no->pool);
   tun_srv_del(no->srv);
-  n->mem->free(no->fwd, n->mem->user_data);
-  n->mem->free(no->dd, n->mem->user_data);
+  sim_net_fr_free(n, &no->fr);
+  if (no->dd_on) {
+    sim_net_dd_free(n, &no->dd);
+  }
   n->mem->free(no->ring, n->mem->user_data);
   n->mem->free(no, n->mem->user_data);
   n->nodes = NULL;
@@ -654,159 +607,9 @@ static int nodes_client_timer(sim_net *n) {
   return 0;
 }
 
-/* nodes_dd_datagram is the dnsdist model: a query to the backend with
-   the fewest outstanding, an answer back to its client. */
-static int nodes_dd_datagram(sim_net *n, const sim_net_pkt *pk) {
-  sim_net_nodes *no = n->nodes;
-  nodes_dd *e;
-  uint32_t b, best = 0;
-  uint16_t id;
-
-  if (pk->len < RP_DNS_HEADER_LEN) {
-    return 0;
-  }
-  if (pk->dst_port == SIM_NET_PORT_POOL) {
-    for (b = 1; b < n->cell.nres; ++b) {
-      if (no->dd_outstanding[b] < no->dd_outstanding[best]) {
-        best = b;
-      }
-    }
-    id = no->dd_next++;
-    e = &no->dd[id];
-    if (e->used) {
-      --no->dd_outstanding[e->backend];
-    }
-    *e = (nodes_dd){.used = 1,
-                    .backend = best,
-                    .src_port = pk->src_port,
-                    .id = rp_dns_get_id(pk->data),
-                    .at = n->now};
-    ++no->dd_outstanding[best];
-    memcpy(no->buf, pk->data, pk->len);
-    rp_dns_set_id(no->buf, id);
-    return sim_net_send(n, SIM_NET_RELAY, SIM_NET_PORT_UP + best,
-                        SIM_NET_FAKERES, best, no->buf, pk->len);
-  }
-  e = &no->dd[rp_dns_get_id(pk->data)];
-  if (!e->used || pk->dst_port != SIM_NET_PORT_UP + e->backend) {
-    return 0;
-  }
-  e->used = 0;
-  --no->dd_outstanding[e->backend];
-  memcpy(no->buf, pk->data, pk->len);
-  rp_dns_set_id(no->buf, e->id);
-  return sim_net_send(n, SIM_NET_RELAY, SIM_NET_PORT_POOL, SIM_NET_CLIENT,
-                      e->src_port, no->buf, pk->len);
-}
-
-static void nodes_dd_sweep(sim_net *n) {
-  sim_net_nodes *no = n->nodes;
-  uint32_t i;
-
-  for (i = 0; i < NODES_IDS; ++i) {
-    nodes_dd *e = &no->dd[i];
-
-    if (e->used && n->now - e->at >= NODES_DD_TIMEOUT) {
-      e->used = 0;
-      --no->dd_outstanding[e->backend];
-    }
-  }
-  no->dd_sweep = n->now + NODES_DD_SWEEP;
-}
-
 /* ---------------------------------------------------------------- */
-/* The fake resolvers and the server                                  */
+/* The server                                                         */
 /* ---------------------------------------------------------------- */
-
-/* nodes_fakeres_at returns when a reply delayed by |delay| leaves:
-   fakeres's one libuv timer counts whole milliseconds, so its delayed
-   replies leave together at the first millisecond boundary at or past
-   their due time (fr_reply.c). */
-static rp_tstamp nodes_fakeres_at(const sim_net *n, rp_duration delay) {
-  rp_tstamp due = n->now + delay;
-
-  return (due + NODES_FR_TICK - 1) / NODES_FR_TICK * NODES_FR_TICK;
-}
-
-static int nodes_fakeres_query(sim_net *n, const sim_net_pkt *pk, uint32_t r) {
-  sim_net_nodes *no = n->nodes;
-  fr_decision d;
-  nodes_fwd *e;
-  rp_ssize len;
-  uint16_t id;
-
-  ++no->received[r];
-  fr_profile_decide(&no->prof[r], n->now, fr_rng_next, &no->rng_res[r], &d);
-  switch (d.verdict) {
-  case FR_VERDICT_ANSWER:
-  case FR_VERDICT_LOSE_AFTER:
-    if (pk->len < RP_DNS_HEADER_LEN) {
-      return 0;
-    }
-    id = no->fwd_next++;
-    e = &no->fwd[id];
-    *e = (nodes_fwd){.used = 1,
-                     .res = r,
-                     .src_proc = pk->src_proc,
-                     .src_port = pk->src_port,
-                     .id = rp_dns_get_id(pk->data),
-                     .lose = d.verdict == FR_VERDICT_LOSE_AFTER,
-                     .delay = d.delay};
-    memcpy(no->buf, pk->data, pk->len);
-    rp_dns_set_id(no->buf, id);
-    return sim_net_send(n, SIM_NET_FAKERES, SIM_NET_PORT_UP + r, SIM_NET_SERVER,
-                        0, no->buf, pk->len);
-  case FR_VERDICT_REFUSE:
-    ++no->refused[r];
-    len = sim_resolver_reply(pk->data, pk->len, FR_VERDICT_REFUSE, d.rcode, 0,
-                             no->buf, sizeof(no->buf));
-    if (len < 0) {
-      return 0;
-    }
-    if (d.delay == 0) {
-      return sim_net_send(n, SIM_NET_FAKERES, r, pk->src_proc, pk->src_port,
-                          no->buf, (size_t)len);
-    }
-    return sim_net_send_at(n, nodes_fakeres_at(n, d.delay), SIM_NET_FAKERES,
-                           r, pk->src_proc, pk->src_port, no->buf,
-                           (size_t)len);
-  case FR_VERDICT_DROP:
-    ++no->dropped[r];
-    return 0;
-  case FR_VERDICT_LOSE_BEFORE:
-  case FR_VERDICT_DEAD:
-    ++no->lost[r];
-    return 0;
-  }
-  return 0;
-}
-
-static int nodes_fakeres_answer(sim_net *n, const sim_net_pkt *pk) {
-  sim_net_nodes *no = n->nodes;
-  nodes_fwd *e;
-
-  if (pk->len < RP_DNS_HEADER_LEN) {
-    return 0;
-  }
-  e = &no->fwd[rp_dns_get_id(pk->data)];
-  if (!e->used || pk->dst_port != SIM_NET_PORT_UP + e->res) {
-    return 0;
-  }
-  e->used = 0;
-  if (e->lose) {
-    ++no->lost[e->res];
-    return 0;
-  }
-  ++no->answered[e->res];
-  memcpy(no->buf, pk->data, pk->len);
-  rp_dns_set_id(no->buf, e->id);
-  if (e->delay == 0) {
-    return sim_net_send(n, SIM_NET_FAKERES, e->res, e->src_proc, e->src_port,
-                        no->buf, pk->len);
-  }
-  return sim_net_send_at(n, nodes_fakeres_at(n, e->delay), SIM_NET_FAKERES,
-                         e->res, e->src_proc, e->src_port, no->buf, pk->len);
-}
 
 static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
   tun_peer peer;
@@ -832,16 +635,16 @@ int sim_net_node_datagram(sim_net *n, uint32_t proc, const sim_net_pkt *pk) {
     return nodes_client_datagram(n, pk);
   case SIM_NET_RELAY:
     if (n->cell.relay == SIM_NET_DNSDIST) {
-      return nodes_dd_datagram(n, pk);
+      return sim_net_dd_datagram(n, &n->nodes->dd, pk);
     }
     return n->nodes->pool != NULL ? nodes_pool_datagram(n, pk) : 0;
   case SIM_NET_FAKERES:
     if (pk->dst_port >= SIM_NET_PORT_UP) {
-      return nodes_fakeres_answer(n, pk);
+      return sim_net_fr_answer(n, &n->nodes->fr, pk);
     }
-    return pk->dst_port < n->cell.nres ? nodes_fakeres_query(n, pk,
-                                                             pk->dst_port)
-                                       : 0;
+    return pk->dst_port < n->cell.nres
+               ? sim_net_fr_query(n, &n->nodes->fr, pk, pk->dst_port)
+               : 0;
   case SIM_NET_SERVER:
     return nodes_server_datagram(n, pk);
   default:
@@ -857,7 +660,7 @@ int sim_net_node_timer(sim_net *n, uint32_t proc) {
     return nodes_client_timer(n);
   case SIM_NET_RELAY:
     if (n->cell.relay == SIM_NET_DNSDIST) {
-      nodes_dd_sweep(n);
+      sim_net_dd_sweep(n, &no->dd);
       return 0;
     }
     if (no->pool != NULL && n->cell.check &&
@@ -910,7 +713,7 @@ rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc) {
                                                      : RP_TSTAMP_UNSET);
   case SIM_NET_RELAY:
     if (n->cell.relay == SIM_NET_DNSDIST) {
-      return no->dd_sweep > 0 ? no->dd_sweep : NODES_DD_SWEEP;
+      return sim_net_dd_expiry(&no->dd);
     }
     return no->pool_proc == SIM_NET_RELAY ? nodes_pool_expiry(n)
                                           : RP_TSTAMP_UNSET;
