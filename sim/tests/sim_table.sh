@@ -94,4 +94,26 @@ assert lossy["r2"]["queries"] == 1, lossy["r2"]
 assert lossy["r3"]["queries"] > 10, lossy["r3"]
 PY
 fi
+# A failed check is repeated every 15 s (the pool's re-check while fewer
+# than ten resolvers work): a dead resolver gets 3 in a 31 s run, at 0, 15
+# and 30 s, in process and behind respool-cli.
+cat >"$TMP/setups.json" <<'EOF2'
+{"defaults": {"bytes": 131072, "seconds": 31, "quick_bytes": 65536,
+              "quick_seconds": 31, "upload_bytes": 0},
+ "setups": [{"name": "slow-and-dead", "rate_limited": false,
+             "resolvers": ["name=r1,rate=50,over=refuse,addr=127.0.0.2",
+                           "name=r2,dead,addr=127.0.0.3"]}]}
+EOF2
+"$BIN" table --setups "$TMP/setups.json" --column dnstt-pool,real-md-respool --json >"$TMP/re.json" 2>/dev/null || fail "re-check run"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$TMP/re.json" <<'PY' || fail "the re-check of a failed check"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["results"]) == 2, d["results"]
+for r in d["results"]:
+    dead = {f["name"]: f for f in r["fakeres"]}["r2"]
+    assert dead["queries"] == 3 and dead["answered"] == 0, (r["column"], dead)
+    assert r["client"]["bytes_down"] > 0, r["column"]
+PY
+fi
 echo "sim_table: ok"
