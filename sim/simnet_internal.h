@@ -263,7 +263,7 @@ int sim_net_check_expire(sim_net *n, sim_net_check *c, uint32_t proc);
 /* sim_net_dd_init makes |dd|'s tables. Returns 0 or RP_ERR_NOMEM. */
 int sim_net_dd_init(sim_net *n, sim_net_dd *dd);
 
-/* sim_net_dd_free frees them. */
+/* sim_net_dd_free frees them (none made: nothing to free). */
 void sim_net_dd_free(sim_net *n, sim_net_dd *dd);
 
 /* sim_net_dd_datagram handles what reaches the relay: a client query on

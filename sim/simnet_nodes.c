@@ -67,9 +67,9 @@ struct sim_net_nodes {
   uint8_t in_pool[SIM_NET_MAX_RES];
   sim_net_check check;
   uint64_t rng_pool;
-  /* The dnsdist model (dd_on: it runs), the fake resolvers. */
+  /* The dnsdist model (its tables made only when it runs), the fake
+     resolvers. */
   sim_net_dd dd;
-  int dd_on;
   sim_net_fr fr;
   /* The server. */
   tun_srv *srv;
@@ -395,7 +395,6 @@ int sim_net_nodes_start(sim_net *n) {
     break;
   case SIM_NET_DNSDIST:
     rv = sim_net_dd_init(n, &no->dd);
-    no->dd_on = rv == 0;
     break;
   }
   if (rv != 0) {
@@ -482,9 +481,7 @@ void sim_net_nodes_free(sim_net *n) {
   rp_pool_del(no->pool);
   tun_srv_del(no->srv);
   sim_net_fr_free(n, &no->fr);
-  if (no->dd_on) {
-    sim_net_dd_free(n, &no->dd);
-  }
+  sim_net_dd_free(n, &no->dd);
   n->mem->free(no->ring, n->mem->user_data);
   n->mem->free(no, n->mem->user_data);
   n->nodes = NULL;
