@@ -8,9 +8,10 @@
  *   pool's upstream socket toward it. It is a real query in the model:
  *   it takes a token of the fake resolver's bucket, may be lost, and the
  *   tunnel server answers it (a probe for SIM_NET_CHECK_BYTES test
- *   bytes, as the in-process pools' check of the table's columns asks;
- *   respool's own check asks for a name outside the tunnel, which the
- *   real servers answer too: its answer's size is not modelled).
+ *   bytes, as the minimal DNSTT client's in-process pool asks; the
+ *   minimal MasterDNS client's asks for its MTU ceiling, 500 bytes, and
+ *   respool's own check for a name outside the tunnel, which the real
+ *   servers answer too: the size of their answers is not modelled).
  * - A NOERROR answer with the check's ID passes (rp_dns_check_reply);
  *   a refusal or another rcode fails; no answer within
  *   SIM_NET_CHECK_TIMEOUT fails. A resolver that passed joins the core
@@ -32,12 +33,12 @@
 
 #include <string.h>
 
-/* SIM_NET_CHECK_BYTES is the check's test answer size (the in-process
-   pools' --pool-check-bytes default). */
+/* SIM_NET_CHECK_BYTES is the check's test answer size (the minimal
+   DNSTT client's --pool-check-bytes default). */
 #define SIM_NET_CHECK_BYTES 900
 /* SIM_NET_CHECK_TIMEOUT and SIM_NET_CHECK_RECHECK are the pool
    library's check timeout and re-check interval (RP_NET_CHECK_TIMEOUT,
-   RP_NET_RECHECK_INTERVAL). */
+   RP_NET_RECHECK_INTERVAL, private to pool/net: keep them equal). */
 #define SIM_NET_CHECK_TIMEOUT (2 * RP_SECONDS)
 #define SIM_NET_CHECK_RECHECK (15 * RP_SECONDS)
 /* SIM_NET_CHECK_NONCE_MASK makes the probe's nonce from its ID. */
