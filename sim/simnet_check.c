@@ -19,12 +19,13 @@
  *   SIM_NET_CHECK_RECHECK from the start, as the pool does while fewer
  *   than its wanted ten resolvers work.
  * - The loopback table measured why the model needs this: the in-process
- *   DNSTT pool over three-limited moved 625-655 kbps with its check and
- *   579-602 without it, the rounds interleaved (the check's token and
- *   the few milliseconds before the client starts decide how the first
- *   refusals fall); a lost check keeps a lossy resolver out of a timed
- *   run (three-lossy: the 30 % resolver got one query, its check, in one
- *   of three baseline rounds of the in-process DNSTT pool).
+ *   DNSTT pool over three-limited moved 625-655 kbps with its check
+ *   (median 635) and 579-634 without it (median 597), the rounds
+ *   interleaved (the check's token and the few milliseconds before the
+ *   client starts decide how the first refusals fall); a lost check
+ *   keeps a lossy resolver out of a timed run (three-lossy: the 30 %
+ *   resolver got one query, its check, in one of three baseline rounds
+ *   of the in-process DNSTT pool).
  */
 #include "simnet_internal.h"
 
