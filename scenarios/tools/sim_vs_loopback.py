@@ -7,7 +7,10 @@ e.g. results/baseline), as the simulator issue asks: the sim / loopback
 ratio of the median kbps, a mark on every rate-limited cell off by more
 than 15 % and every other cell off by more than 30 %, and per row whether
 the winning column is the same (where not, by how much each side's
-winner leads the other's). A loopback round that did not finish
+winner leads the other's). A marked cell whose simulated figure lies
+within its loopback rounds' range says so (the loopback median picked
+another round's regime, not the model a figure it never reached). A
+loopback round that did not finish
 its transfer counts at the rate of what it moved over the whole time
 the client ran (the table's figure is the rate while bytes arrived, which
 hides a stall), and its cell says so. Writes Markdown to OUT.md (default
@@ -55,12 +58,19 @@ def round_kbps(rnd):
     return rnd.get("kbps_down"), False
 
 
+def fmt_kbps(v):
+    """kbps as the cells print it: whole above 10, one decimal below."""
+    return "%.0f" % v if v >= 10 else "%.1f" % v
+
+
 def medians(path):
-    """Returns the results, {(setup, column): median kbps} and
-    {(setup, column): (rounds unfinished, rounds, bytes of each)}."""
+    """Returns the results, {(setup, column): median kbps},
+    {(setup, column): (rounds unfinished, rounds, bytes of each)} and
+    {(setup, column): (lowest, highest) round kbps} of cells of two rounds
+    or more."""
     with open(os.path.join(path, "results.json")) as f:
         res = json.load(f)
-    out, unfinished = {}, {}
+    out, unfinished, spread = {}, {}, {}
     for s, cols in res.get("cells", {}).items():
         for c, cell in cols.items():
             v = (cell.get("summary") or {}).get("kbps_down")
@@ -72,17 +82,20 @@ def medians(path):
                 v = statistics.median(k for k, _ in per)
                 unfinished[(s, c)] = (len(late), len(rounds), [
                     r["client"]["bytes_down"] for r in late])
+            if len(per) >= 2:
+                spread[(s, c)] = (min(k for k, _ in per),
+                                  max(k for k, _ in per))
             if v is not None:
                 out[(s, c)] = v
-    return res, out, unfinished
+    return res, out, unfinished, spread
 
 
 def main(argv):
     if len(argv) < 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    sim_res, sim, _ = medians(argv[1])
-    lb_res, lb, lb_late = medians(argv[2])
+    sim_res, sim, _, _ = medians(argv[1])
+    lb_res, lb, lb_late, lb_spread = medians(argv[2])
     setups = [s for s in sim_res["setups"]]
     cols = [c["name"] for c in sim_res["columns"]]
     titles = {c["name"]: c.get("title", c["name"]) for c in sim_res["columns"]}
@@ -97,7 +110,7 @@ def main(argv):
              "| setup | " + " | ".join(titles[c] for c in cols) +
              " | same winner |",
              "|---|" + "---|" * (len(cols) + 1)]
-    within = total = same = 0
+    within = total = same = in_spread = 0
     off = {}
     for s in setups:
         row = []
@@ -112,16 +125,23 @@ def main(argv):
             total += 1
             within += ok
             late = lb_late.get((s["name"], c))
-            row.append("%.0f / %s (%.2fx)%s%s" % (
-                a, "%.0f" % b if b >= 10 else "%.1f" % b, r,
-                "" if ok else " !",
+            lo_hi = lb_spread.get((s["name"], c))
+            spread = not ok and lo_hi and lo_hi[0] <= a <= lo_hi[1]
+            in_spread += bool(spread)
+            row.append("%.0f / %s (%.2fx)%s%s%s" % (
+                a, fmt_kbps(b), r, "" if ok else " !",
+                " (within loopback's rounds, %s-%s)" % (
+                    fmt_kbps(lo_hi[0]), fmt_kbps(lo_hi[1]))
+                if spread else "",
                 " (loopback: %d of %d rounds unfinished, %s bytes)" % (
                     late[0], late[1], ", ".join(str(x) for x in late[2]))
                 if late else ""))
             if not ok:
                 col = next(x for x in sim_res["columns"] if x["name"] == c)
                 off.setdefault(model_of(col), []).append(
-                    "%s %s %.2fx" % (s["name"], titles[c], r))
+                    "%s %s %.2fx%s" % (s["name"], titles[c], r,
+                                       " (within loopback's rounds)"
+                                       if spread else ""))
         have = [c for c in cols if (s["name"], c) in sim and
                 (s["name"], c) in lb]
         if have:
@@ -140,7 +160,13 @@ def main(argv):
             win = "-"
         lines.append("| %s | %s | %s |" % (s["name"], " | ".join(row), win))
     lines += ["", "Within the tolerance: %d of %d cells; the same winner in "
-              "%d of %d rows." % (within, total, same, len(setups)), ""]
+              "%d of %d rows." % (within, total, same, len(setups))]
+    if in_spread:
+        lines.append("Of the %d cells further off, %d lie%s within the "
+                     "range of their loopback rounds." % (
+                         total - within, in_spread,
+                         "s" if in_spread == 1 else ""))
+    lines.append("")
     if off:
         lines += ["## The cells further off, by the model that decides them",
                   ""]

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Unit tests of tools/sim_vs_loopback.py: the ratio of each cell, its
 mark past the tolerance (15 % rate-limited, 30 % otherwise), the winner
-per row, the off cells listed under the model that decides them, and a
-loopback round that did not finish counted over the time it ran.
+per row, the off cells listed under the model that decides them, a
+marked cell within its loopback rounds' range said so, and a loopback
+round that did not finish counted over the time it ran.
 """
 
 import importlib.util
@@ -94,9 +95,36 @@ class SimVsLoopback(unittest.TestCase):
         sim = dict(lb)
         sim[("one-limited", "dnstt-dnsdist")] = 45.0
         text = self.run_tool(sim, lb, rounds)
-        self.assertIn("45 / 1.5 (30.90x) ! (loopback: 2 of 3 rounds "
-                      "unfinished, 16384, 16384 bytes)", text)
+        # 45 lies between a stalled round and the finished one.
+        self.assertIn("45 / 1.5 (30.90x) ! (within loopback's rounds, "
+                      "1.5-180) (loopback: 2 of 3 rounds unfinished, 16384, "
+                      "16384 bytes)", text)
         self.assertIn("200 / 200 (1.00x) |", text)
+
+    def test_within_loopback_rounds(self):
+        # Loopback rounds 158, 162 and 195 (median 162): a model at 195 is
+        # 1.20x off the median but one of loopback's rounds; one at 200
+        # is outside them; a cell within the tolerance says nothing.
+        lb = {("one-limited", "dnstt-first"): 200.0,
+              ("one-limited", "dnstt-dnsdist"): 162.0,
+              ("one-limited", "real-md-respool"): 162.0}
+        rs = [{"kbps_down": k} for k in (162.0, 158.0, 195.0)]
+        rounds = {("one-limited", "dnstt-dnsdist"): rs,
+                  ("one-limited", "real-md-respool"): rs,
+                  ("one-limited", "dnstt-first"): [{"kbps_down": 190.0},
+                                                   {"kbps_down": 210.0}]}
+        sim = dict(lb)
+        sim[("one-limited", "dnstt-dnsdist")] = 195.0
+        sim[("one-limited", "real-md-respool")] = 200.0
+        text = self.run_tool(sim, lb, rounds)
+        self.assertIn("195 / 162 (1.20x) ! (within loopback's rounds, "
+                      "158-195) |", text)
+        self.assertIn("200 / 162 (1.23x) ! |", text)
+        self.assertIn("200 / 200 (1.00x) |", text)
+        self.assertIn("one-limited DNSTT dnsdist 1.20x (within loopback's "
+                      "rounds).", text)
+        self.assertIn("Of the 2 cells further off, 1 lies within the range "
+                      "of their loopback rounds.", text)
 
     def test_model_of(self):
         self.assertIn("dnsdist", svl.model_of({"tunnel": "dnstt",
