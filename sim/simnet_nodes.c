@@ -59,12 +59,11 @@ struct sim_net_nodes {
      is 1 once it did. */
   rp_tstamp start_at;
   int started;
-  /* The pool, in the client's process (INPROC) or the relay's; in_pool
-     is 1 for a resolver added to it; check is the start-up check. */
+  /* The pool, in the client's process (INPROC) or the relay's; check is
+     the start-up check (nodes_in_pool). */
   rp_pool *pool;
   uint32_t pool_proc;
   uint32_t pool_ids[SIM_NET_MAX_RES];
-  uint8_t in_pool[SIM_NET_MAX_RES];
   sim_net_check check;
   uint64_t rng_pool;
   /* The dnsdist model (its tables made only when it runs), the fake
@@ -247,15 +246,20 @@ static size_t nodes_srv_source(uint64_t sid, uint64_t offset, uint8_t *out,
 
 /* nodes_pool_add adds resolver |r| to the pool at n->now. */
 static int nodes_pool_add(sim_net *n, uint32_t r) {
-  sim_net_nodes *no = n->nodes;
-  int rv = rp_pool_add_resolver(
-      no->pool,
+  return rp_pool_add_resolver(
+      n->nodes->pool,
       &(rp_resolver_config){.name = n->cell.res[r].name,
                             .user_data = (void *)(uintptr_t)r},
-      &no->pool_ids[r], n->now);
+      &n->nodes->pool_ids[r], n->now);
+}
 
-  no->in_pool[r] = rv == 0;
-  return rv;
+/* nodes_in_pool returns 1 if resolver |r| is in the pool: every one
+   without the check, one whose check passed with it (an add that failed
+   ended the run). */
+static int nodes_in_pool(const sim_net *n, uint32_t r) {
+  return n->nodes->pool != NULL &&
+         (!n->cell.check ||
+          n->nodes->check.state[r] == SIM_NET_CHECK_PASSED);
 }
 
 static int nodes_pool_start(sim_net *n, uint32_t proc) {
@@ -464,8 +468,7 @@ int sim_net_nodes_sample(sim_net *n, rp_tstamp now) {
   size_t r;
 
   for (r = 0; r < n->cell.nres; ++r) {
-    ids[r] = no->pool != NULL && no->in_pool[r] ? no->pool_ids[r]
-                                                : SIM_NET_NO_ID;
+    ids[r] = nodes_in_pool(n, (uint32_t)r) ? no->pool_ids[r] : SIM_NET_NO_ID;
   }
   return n->cell.on_sample(n->cell.sample_arg, now, no->pool, ids,
                            n->cell.nres);
@@ -535,7 +538,7 @@ static int nodes_pool_datagram(sim_net *n, const sim_net_pkt *pk) {
   if (r >= n->cell.nres) {
     return 0;
   }
-  if (!no->in_pool[r]) {
+  if (!nodes_in_pool(n, r)) {
     return n->cell.check &&
                    sim_net_check_answer(&no->check, r, pk->data, pk->len)
                ? nodes_pool_join(n, r)
