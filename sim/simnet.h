@@ -37,6 +37,7 @@
 #include "respool.h"
 #include "fr_profile.h"
 #include "tundrv.h"
+#include "tunsrv.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -155,6 +156,9 @@ typedef struct sim_net_result {
   uint64_t bytes_down;
   int down_ok;
   tun_drv_stats client;
+  /* server is the tunnel server's counters (its queries, empty answers,
+     retransmissions...), as the tunnels' servers print them. */
+  tun_srv_stats server;
   /* Per resolver: queries received, answered, refused, dropped, lost. */
   uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
       refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],

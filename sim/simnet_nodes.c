@@ -445,6 +445,7 @@ void sim_net_nodes_result(sim_net *n, sim_net_result *res) {
   res->kbps_down = down_s > 0 ? (double)x->bytes_down * 8.0 / 1000.0 / down_s
                               : 0.0;
   tun_drv_get_stats(no->drv, &res->client);
+  tun_srv_get_stats(no->srv, &res->server);
   for (r = 0; r < n->cell.nres; ++r) {
     res->received[r] = no->fr.received[r];
     res->answered[r] = no->fr.answered[r];

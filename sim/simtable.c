@@ -260,7 +260,7 @@ int sim_table_load(sim_table *t, const sim_table_opts *o) {
 static cJSON *table_round_json(const sim_table_setup *s,
                                const sim_table_column *c, uint64_t round,
                                const sim_net_result *r) {
-  cJSON *o = cJSON_CreateObject(), *cl, *fr, *cpu;
+  cJSON *o = cJSON_CreateObject(), *cl, *fr, *cpu, *sv;
   double total = 0, secs = r->seconds > 0 ? r->seconds : 1;
   uint64_t q = 0;
   size_t i;
@@ -313,6 +313,16 @@ static cJSON *table_round_json(const sim_table_setup *s,
     cJSON_AddNumberToObject(x, "qps", (double)r->received[i] / secs);
     cJSON_AddItemToArray(fr, x);
   }
+  sv = cJSON_AddObjectToObject(o, "server");
+  cJSON_AddStringToObject(sv, "server", c->tunnel);
+  cJSON_AddNumberToObject(sv, "queries", (double)r->server.queries);
+  cJSON_AddNumberToObject(sv, "answers", (double)r->server.answers);
+  cJSON_AddNumberToObject(sv, "answered_empty",
+                          (double)r->server.answered_empty);
+  cJSON_AddNumberToObject(sv, "bytes_down_acked",
+                          (double)r->server.bytes_down);
+  cJSON_AddNumberToObject(sv, "retransmissions",
+                          (double)r->server.retransmissions);
   cpu = cJSON_AddObjectToObject(o, "cpu_seconds");
   cJSON_AddNumberToObject(cpu, "client",
                           (double)r->cpu_client / SIM_TABLE_NS_PER_S);

@@ -13,7 +13,9 @@ another round's regime, not the model a figure it never reached). A
 loopback round that did not finish
 its transfer counts at the rate of what it moved over the whole time
 the client ran (the table's figure is the rate while bytes arrived, which
-hides a stall), and its cell says so. Writes Markdown to OUT.md (default
+hides a stall), and its cell says so. Then, where the tunnel server's
+counters are on both sides, its retransmissions and empty answers per 100
+answers, model beside loopback. Writes Markdown to OUT.md (default
 stdout). Exit status 0 (a report, not a gate), 2 for bad usage.
 """
 import json
@@ -23,6 +25,9 @@ import sys
 
 LIMITED_TOL = 0.15
 OTHER_TOL = 0.30
+# SERVER_MIN_PCT: the server section lists a cell whose server (on either
+# side) retransmitted at least so many per 100 answers.
+SERVER_MIN_PCT = 1
 
 # MODELS names the model a column's cell depends on most, in the order
 # tried: (tunnel, mode or None, the model). docs/simulator.md says what
@@ -88,6 +93,52 @@ def medians(path):
             if v is not None:
                 out[(s, c)] = v
     return res, out, unfinished, spread
+
+
+def server_rates(res):
+    """Returns {(setup, column): (retransmissions, empty answers)}, each
+    the median over the rounds per 100 answers of the tunnel server, for
+    the cells whose rounds carry the server's counters (the minimal
+    tunnels' servers on loopback, every cell of the model)."""
+    out = {}
+    for s, cols in res.get("cells", {}).items():
+        for c, cell in cols.items():
+            rx, em = [], []
+            for r in cell.get("rounds", []):
+                sv = r.get("server") or {}
+                n = sv.get("answers") or sv.get("queries")
+                if not n or sv.get("retransmissions") is None:
+                    continue
+                rx.append(100.0 * sv["retransmissions"] / n)
+                em.append(100.0 * (sv.get("answered_empty") or 0) / n)
+            if rx:
+                out[(s, c)] = (statistics.median(rx), statistics.median(em))
+    return out
+
+
+def server_lines(sim_res, lb_res, setups, cols, titles):
+    """The section on the tunnel server's retransmissions and empty
+    answers: the cells where either side retransmits at least
+    SERVER_MIN_PCT of its answers."""
+    sim, lb = server_rates(sim_res), server_rates(lb_res)
+    rows = []
+    for s in setups:
+        for c in cols:
+            a, b = sim.get((s["name"], c)), lb.get((s["name"], c))
+            if a is None or b is None or max(a[0], b[0]) < SERVER_MIN_PCT:
+                continue
+            rows.append("| %s | %s | %.1f / %.1f | %.1f / %.1f |" % (
+                s["name"], titles[c], a[0], b[0], a[1], b[1]))
+    if not rows:
+        return []
+    return ["## The tunnel server's retransmissions", "",
+            "Per 100 answers of the tunnel server, model / loopback "
+            "(medians of the rounds), where either side retransmitted at "
+            "least %d: a segment sent again (its answer lost, or its ack "
+            "late behind answers that overtook it) and answers that "
+            "carried no data." % SERVER_MIN_PCT, "",
+            "| setup | column | retransmitted | empty |",
+            "|---|---|---|---|"] + rows + [""]
 
 
 def main(argv):
@@ -176,6 +227,7 @@ def main(argv):
                 lines.append("- %s: %d cell%s: %s." % (
                     name, n, "" if n == 1 else "s", "; ".join(off[name])))
         lines.append("")
+    lines += server_lines(sim_res, lb_res, setups, cols, titles)
     text = "\n".join(lines)
     if len(argv) > 3:
         with open(argv[3], "w") as f:

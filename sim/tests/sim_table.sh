@@ -72,6 +72,23 @@ for r in d["results"]:
     want = {"real-md-respool": "masterdns", "dnstt-respool": "dnstt",
             "dnstt-pool": "dnstt"}.get(r["column"])
     assert want is None or r.get("kind") == want, (r["column"], r.get("kind"))
+    # The tunnel server's counters, as the servers print them: every
+    # answer fakeres relayed came from it; no loss, nothing sent again.
+    sv = r["server"]
+    assert sv["answers"] >= sum(f["answered"] for f in r["fakeres"]), sv
+    assert 0 < sv["bytes_down_acked"] <= r["client"]["bytes_down"], sv
+    assert sv["retransmissions"] == 0, sv
+PY
+fi
+# Over three-lossy the server sends again what lost answers carried.
+"$BIN" table --setup three-lossy --column md-own-nodup --json >"$TMP/lossy.json" 2>/dev/null || fail "lossy run"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$TMP/lossy.json" <<'PY' || fail "the server's retransmissions"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+lost = sum(f["lost"] for f in r["fakeres"])
+assert r["server"]["server"] == "masterdns", r["server"]
+assert 0 < r["server"]["retransmissions"] <= lost, (r["server"], lost)
 PY
 fi
 

@@ -3,7 +3,8 @@
 mark past the tolerance (15 % rate-limited, 30 % otherwise), the winner
 per row, the off cells listed under the model that decides them, a
 marked cell within its loopback rounds' range said so, and a loopback
-round that did not finish counted over the time it ran.
+round that did not finish counted over the time it ran, and the tunnel
+server's retransmissions and empty answers set side by side.
 """
 
 import importlib.util
@@ -42,10 +43,10 @@ def write(d, kbps, rounds=None):
 
 
 class SimVsLoopback(unittest.TestCase):
-    def run_tool(self, sim, lb, lb_rounds=None):
+    def run_tool(self, sim, lb, lb_rounds=None, sim_rounds=None):
         with tempfile.TemporaryDirectory() as a, \
                 tempfile.TemporaryDirectory() as b:
-            write(a, sim)
+            write(a, sim, sim_rounds)
             write(b, lb, lb_rounds)
             out = os.path.join(a, "out.md")
             self.assertEqual(svl.main(["x", a, b, out]), 0)
@@ -125,6 +126,41 @@ class SimVsLoopback(unittest.TestCase):
                       "rounds).", text)
         self.assertIn("Of the 2 cells further off, 1 lies within the range "
                       "of their loopback rounds.", text)
+
+    def test_server_section(self):
+        # The server's retransmissions and empty answers per 100 answers,
+        # medians of the rounds, where either side retransmits 1 or more;
+        # a side without the counters (a real tunnel's tcp_measure) is
+        # left out, and so is a cell where both sides stay under 1.
+        lb = {("one-unlimited", "dnstt-first"): 1000.0,
+              ("one-unlimited", "dnstt-dnsdist"): 800.0,
+              ("one-unlimited", "real-md-respool"): 500.0}
+
+        def srv(retx, empty, answers=1000):
+            return {"kbps_down": 1.0,
+                    "server": {"server": "dnstt", "answers": answers,
+                               "retransmissions": retx,
+                               "answered_empty": empty}}
+        sim_rounds = {
+            ("one-unlimited", "dnstt-first"): [srv(0, 0), srv(5, 0)],
+            ("one-unlimited", "dnstt-dnsdist"): [srv(0, 10), srv(2, 30),
+                                                 srv(4, 20)],
+            ("one-unlimited", "real-md-respool"): [srv(0, 0)]}
+        lb_rounds = {
+            ("one-unlimited", "dnstt-first"): [srv(1, 0), srv(3, 0)],
+            ("one-unlimited", "dnstt-dnsdist"): [srv(170, 0, 1000),
+                                                 srv(90, 0, 500)],
+            ("one-unlimited", "real-md-respool"): [
+                {"kbps_down": 1.0, "server": {"server": "tcp_measure"}}]}
+        text = self.run_tool(dict(lb), lb, lb_rounds, sim_rounds)
+        self.assertIn("## The tunnel server's retransmissions", text)
+        self.assertIn("| one-unlimited | DNSTT dnsdist | 0.2 / 17.5 | "
+                      "2.0 / 0.0 |", text)
+        self.assertNotIn("| one-unlimited | DNSTT first |", text)
+        self.assertNotIn("| one-unlimited | real MD respool |", text)
+        # No cell at 1 or more: no section.
+        text = self.run_tool(dict(lb), lb, None, None)
+        self.assertNotIn("retransmissions", text)
 
     def test_model_of(self):
         self.assertIn("dnsdist", svl.model_of({"tunnel": "dnstt",
