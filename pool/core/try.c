@@ -356,10 +356,12 @@ void rp_try_late(rp_pool *pool, rp_res *r, const rp_try *t, rp_duration lat,
                  rp_tstamp now) {
   ++r->late;
   ++pool->stats.late;
-  if (pool->set.late_window == 0) {
-    return;
+  /* The judgement's delay learns from late answers only with a window;
+     what the judgement counted is taken back whatever the window: an
+     answered query was not lost. */
+  if (pool->set.late_window > 0) {
+    rp_rtt_late_add(&r->rtt, lat, now, pool->set.late_window);
   }
-  rp_rtt_late_add(&r->rtt, lat, now, pool->set.late_window);
   if (t->judged_drop == RP_JUDGED_LOSS) {
     rp_health_late(&r->health, pool->set.loss_window, now);
   }

@@ -379,7 +379,7 @@ typedef struct rp_settings {
   /* hedge_min_dev is the smallest deviation term of that, ns (10 ms). */
   rp_duration hedge_min_dev;
   /* hedge_max_inflight: no hedge while more client queries than this are
-     in flight, queries (0: no bound). */
+     in flight, queries (0: no bound; kinds masterdns and dnstt 24). */
   uint32_t hedge_max_inflight;
   /* late_window, ns (0: off; kind masterdns 10 s): a try overtaken by a
      reply to a later one is judged lost once mean + hedge_devs
@@ -387,7 +387,9 @@ typedef struct rp_settings {
      the latest answer that came to a try already judged lost at that
      resolver in the last late_window (a resolver that reorders its
      answers, as the real MasterDnsVPN server does under load, does not
-     lose them); such a drop is also taken back (docs/pool-behaviour.md). */
+     lose them). Whatever the window, a late answer takes back what its
+     judgement counted: its loss, its drop, its share of a cap
+     (docs/pool-behaviour.md). */
   rp_duration late_window;
   /* hedge_initial: while no resolver's latency is known (nothing has
      answered yet), a try is hedged this long after its send, ns (300

@@ -463,6 +463,8 @@ static void test_core_pool_settings(void **state) {
   assert_int_equal(s.wait_for_token, 1);
   assert_int_equal(s.copy_window, 32);
   assert_true(s.copy_data_share == 0.25);
+  assert_int_equal(s.hedge_max_inflight, 24);
+  assert_true(s.late_window == 0);
   check_bounds(&s, "copy_data_share=-0.1", "copy_data_share=1",
                "copy_data_share=0");
   assert_true(s.copy_data_share == 0.0);
