@@ -13,8 +13,9 @@
  *   DNSTT pool (300 queries in flight) over three-lossy hedge about once
  *   a query, to the lossy resolvers, and move 20-109 Mbit/s where its
  *   first resolver alone moves 200 (4 of 12 QUICK rounds with a busy
- *   loop on one core; none of 12 with the bound; the real dnstt through
- *   the CLI level on every setup).
+ *   loop on one core; none of 12 with the bound and a late answer's
+ *   count taken back, try.c; the real dnstt through the CLI level on
+ *   every setup).
  *   Measured on loopback with the
  *   scenario runner (docs/pool-behaviour.md): our dnstt client backs off
  *   0.75-2.25 s after an error answer, so a SERVFAIL costs it far more
