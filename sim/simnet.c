@@ -21,9 +21,15 @@
 
 /* tunnels are the tunnel clients' and servers' costs, ns: per item,
    per send and per wake-up (the last row: the minimal DNSTT's, for any
-   other name). The real tunnels' are their binaries' CPU per query on
-   loopback; the minimal ones' were measured on a machine twice as slow
-   as the baseline of 2026-12-05 and are halved (docs/simulator.md). */
+   other name). The real dnstt's are its binaries' CPU per query on
+   loopback. The real MasterDnsVPN client's are the time a datagram
+   holds its one simulated core: its CPU per datagram where it was
+   busiest (via respool over 10 ms, 28 us with its idle runtime's share),
+   not alone (51-56 us), since its Go runtime spreads a datagram's work
+   over both cores; its server's are its CPU per query alone (71-76 us)
+   and a wake-up from idle. The minimal ones' were measured on a machine
+   twice as slow as the baseline of 2026-12-05 and are halved
+   (docs/simulator.md). */
 typedef struct net_tunnel_costs {
   const char *name;
   rp_duration client_recv, client_send, client_wake;
@@ -32,7 +38,7 @@ typedef struct net_tunnel_costs {
 
 static const net_tunnel_costs tunnels[] = {
     {"real-dnstt", 50000, 40000, 10000, 45000, 35000, 10000},
-    {"real-masterdns", 70000, 50000, 10000, 45000, 35000, 10000},
+    {"real-masterdns", 20000, 15000, 10000, 40000, 32000, 50000},
     {"masterdns", 2500, 2000, 4000, 2500, 2000, 4000},
     {"dnstt", 3000, 2500, 4000, 3000, 2500, 4000},
 };
