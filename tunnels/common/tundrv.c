@@ -6,7 +6,8 @@
  *   zero. Memory is allocated at tun_drv_new (workers) and when MD's MTU
  *   test ends (the session); nothing per query.
  * - MD sends are tracked in a table of TUN_DRV_MD_MAX_SENDS entries taken
- *   lowest first, so scans stay short (sends_hi).
+ *   lowest first, so scans stay short (sends_hi), with the sends of each
+ *   DNS ID linked in index order (id_head) for the answers' lookups.
  * - Left out: the programs' sockets, files and JSON (their business).
  */
 #include "tundrv_internal.h"
@@ -76,8 +77,10 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
   if (s->model == TUN_DRV_MD) {
     d->sends =
         mem->calloc(TUN_DRV_MD_MAX_SENDS, sizeof(drv_md_send), mem->user_data);
-    rv = d->sends == NULL ? RP_ERR_NOMEM
-                          : tun_bal_init(&d->bal, s->nres, s->strategy);
+    d->id_head = mem->calloc(DRV_MD_IDS, sizeof(uint16_t), mem->user_data);
+    rv = d->sends == NULL || d->id_head == NULL
+             ? RP_ERR_NOMEM
+             : tun_bal_init(&d->bal, s->nres, s->strategy);
   } else {
     d->workers =
         mem->calloc(d->set.nworkers, sizeof(drv_worker), mem->user_data);
@@ -98,6 +101,7 @@ void tun_drv_del(tun_drv *d) {
   tun_cli_del(d->cli);
   d->mem.free(d->workers, d->mem.user_data);
   d->mem.free(d->sends, d->mem.user_data);
+  d->mem.free(d->id_head, d->mem.user_data);
   d->mem.free(d, d->mem.user_data);
 }
 

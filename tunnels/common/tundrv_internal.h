@@ -63,8 +63,11 @@
 #define DRV_MD_TIMEOUT_MIN (50 * RP_MILLISECONDS)
 #define DRV_MD_TIMEOUT_MAX RP_SECONDS
 #define DRV_MD_TIMEOUT_INIT RP_SECONDS
-/* TUN_DRV_MD_MAX_SENDS bounds the MD sends tracked at once. */
+/* TUN_DRV_MD_MAX_SENDS bounds the MD sends tracked at once (below
+   UINT16_MAX: drv_md_send.next holds an index + 1). */
 #define TUN_DRV_MD_MAX_SENDS 4096
+/* DRV_MD_IDS is the number of DNS IDs (id_head's entries). */
+#define DRV_MD_IDS 65536u
 /* DRV_MTU_STEP_NUM / _DEN is the MTU test's step down. */
 #define DRV_MTU_STEP_NUM 3
 #define DRV_MTU_STEP_DEN 4
@@ -128,6 +131,9 @@ typedef struct drv_md_send {
   size_t acks;
   rp_tstamp sent_at;
   rp_tstamp deadline;
+  /* next links the sends of one DNS ID in index order (index + 1; 0
+     ends the list): id_head. */
+  uint16_t next;
 } drv_md_send;
 
 /* drv_md_slot is one MD slot. */
@@ -162,6 +168,11 @@ struct tun_drv {
   drv_md_slot slots[TUN_DRV_MAX_SLOTS];
   drv_md_send *sends;
   size_t sends_hi;
+  /* sends_free: no send below it is free (where the next is taken);
+     id_head: per DNS ID, its first send (index + 1, 0: none), so an
+     answer and a chain's copies are found without walking the table. */
+  size_t sends_free;
+  uint16_t *id_head;
   /* MD chain: acks owed, when they go (UNSET: none owed), the next
      ping. */
   size_t owed;

@@ -145,23 +145,51 @@ static void drv_probe_timeout(tun_drv *d, size_t i, rp_tstamp now) {
 /* MD: queries                                                        */
 /* ---------------------------------------------------------------- */
 
+/* drv_send_alloc takes the lowest free send, or NULL when all are out. */
 static drv_md_send *drv_send_alloc(tun_drv *d) {
   size_t i;
 
-  for (i = 0; i < TUN_DRV_MD_MAX_SENDS; ++i) {
+  for (i = d->sends_free; i < TUN_DRV_MD_MAX_SENDS; ++i) {
     if (!d->sends[i].used) {
       if (i + 1 > d->sends_hi) {
         d->sends_hi = i + 1;
       }
+      d->sends_free = i + 1;
       return &d->sends[i];
     }
   }
+  d->sends_free = TUN_DRV_MD_MAX_SENDS;
   return NULL;
 }
 
-/* drv_send_free releases |s| and shrinks sends_hi. */
+/* drv_send_link puts send |s| (its id set) into its ID's list, which
+   stays in index order. */
+static void drv_send_link(tun_drv *d, drv_md_send *s) {
+  uint16_t idx = (uint16_t)(s - d->sends + 1), *at = &d->id_head[s->id];
+
+  while (*at != 0 && *at < idx) {
+    at = &d->sends[*at - 1].next;
+  }
+  s->next = *at;
+  *at = idx;
+}
+
+/* drv_send_free releases |s|, unlinks it from its ID's list and shrinks
+   sends_hi. */
 static void drv_send_free(tun_drv *d, drv_md_send *s) {
+  uint16_t idx = (uint16_t)(s - d->sends + 1), *at = &d->id_head[s->id];
+
+  while (*at != 0 && *at != idx) {
+    at = &d->sends[*at - 1].next;
+  }
+  if (*at == idx) {
+    *at = s->next;
+  }
+  s->next = 0;
   s->used = 0;
+  if ((size_t)(idx - 1) < d->sends_free) {
+    d->sends_free = (size_t)(idx - 1);
+  }
   while (d->sends_hi > 0 && !d->sends[d->sends_hi - 1].used) {
     --d->sends_hi;
   }
@@ -193,6 +221,7 @@ static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
                        .acks = acks,
                        .sent_at = now,
                        .deadline = now + drv_md_timeout(&d->res[targets[k]])};
+    drv_send_link(d, s);
     if (d->burst) {
       ++d->burst_sent[targets[k]];
     } else {
@@ -332,8 +361,9 @@ static void drv_chain_done(tun_drv *d, const drv_md_send *s, int ok) {
   size_t i;
   int out = 0;
 
-  for (i = 0; i < d->sends_hi; ++i) {
-    drv_md_send *o = &d->sends[i];
+  /* Its copies share its ID (drv_fanout). */
+  for (i = d->id_head[s->id]; i != 0; i = d->sends[i - 1].next) {
+    drv_md_send *o = &d->sends[i - 1];
 
     if (o->used && o->slot == DRV_MD_CHAIN && o->gen == s->gen) {
       o->copy_ok |= ok > 0;
@@ -454,10 +484,10 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
   } else {
     ++d->st.rejected;
   }
-  for (i = 0; i < d->sends_hi; ++i) {
-    drv_md_send *s = &d->sends[i];
+  for (i = d->id_head[id]; i != 0; i = d->sends[i - 1].next) {
+    drv_md_send *s = &d->sends[i - 1];
 
-    if (s->used && s->res == ri && s->id == id) {
+    if (s->used && s->res == ri) {
       rp_duration rtt = now - s->sent_at;
 
       if (ok) {
