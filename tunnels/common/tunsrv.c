@@ -270,7 +270,12 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   }
   as.peer_mss = tun_srv_up_mss(&srv->s.domain);
   if (srv->s.mode == TUN_MODE_MD) {
-    as.mss = tun_srv_md_mss(down_limit);
+    /* The client's down_limit, bounded by a frame: no answer carries
+       more, and a segment queued (out_queue) or dropped from the queue
+       must fit srv->frame whatever the client asked for. */
+    as.mss = tun_srv_md_mss(down_limit < sizeof(srv->frame)
+                                ? down_limit
+                                : sizeof(srv->frame));
     as.max_segs = 1;
   } else {
     as.mss = tun_srv_down_mss(srv->s.max_answer);

@@ -639,6 +639,55 @@ static void test_tunwire_server_out_queue(void **state) {
   test_free(r);
 }
 
+/* A MasterDNS client asking for a download limit past any frame (a
+   hostile or broken one) gets segments no larger than a frame: with the
+   send queue full, the flush's segments are cut into the server's frame
+   buffer and dropped, and one larger than it overran the server's
+   memory (libFuzzer, fuzz_tun_input, 2026-12-05). The answers stay
+   within what an answer carries. */
+static void test_tunwire_server_md_down_limit(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv_settings s;
+  tun_srv_stats st;
+  tun_srv *srv;
+  tun_cli *cli;
+  tun_peer peer = {.addrlen = 0};
+  uint8_t q[MSG_MAX];
+  rp_tstamp now = 0;
+  rp_ssize n;
+  size_t k;
+  int step;
+
+  (void)state;
+  srv_settings(&s, TUN_MODE_MD);
+  s.max_held = 1;
+  s.flush_interval = 10 * RP_MILLISECONDS;
+  s.out_queue = 2;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
+  r->serve_bytes = 200000;
+  cli = new_client(TUN_MODE_MD, 3, UINT16_MAX);
+  n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, now, NULL);
+  assert_true(n > 0);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  /* Flushes with no query: the queue fills, then drops. */
+  for (step = 0; step < 20; ++step) {
+    now += 10 * RP_MILLISECONDS;
+    assert_int_equal(tun_srv_handle_expiry(srv, now), 0);
+  }
+  tun_srv_get_stats(srv, &st);
+  assert_true(st.queue_drops > 0);
+  r->n = 0;
+  n = tun_cli_build_query(cli, q, sizeof(q), 2, 2, now, NULL);
+  assert_true(n > 0);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, now), 0);
+  for (k = 0; k < r->n; ++k) {
+    assert_true(r->len[k] <= TUN_WIRE_MAX_MSG);
+  }
+  tun_cli_del(cli);
+  tun_srv_del(srv);
+  test_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tunwire_base32),
@@ -654,6 +703,7 @@ int main(void) {
       cmocka_unit_test(test_tunwire_xfer_down_ends),
       cmocka_unit_test(test_tunwire_server_md_acks),
       cmocka_unit_test(test_tunwire_server_out_queue),
+      cmocka_unit_test(test_tunwire_server_md_down_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
