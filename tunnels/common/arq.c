@@ -81,6 +81,19 @@ void tun_arq_settings_default(tun_arq_settings *s) {
   };
 }
 
+/* kcp-go's IKCP_RTO_DEF, IKCP_RTO_MIN and IKCP_RTO_MAX. */
+#define ARQ_KCP_RTO_INITIAL (200 * RP_MILLISECONDS)
+#define ARQ_KCP_RTO_MIN (100 * RP_MILLISECONDS)
+#define ARQ_KCP_RTO_MAX (60 * RP_SECONDS)
+
+void tun_arq_settings_kcp(tun_arq_settings *s) {
+  s->kcp_timers = 1;
+  s->rto_initial = ARQ_KCP_RTO_INITIAL;
+  s->rto_min = ARQ_KCP_RTO_MIN;
+  s->rto_max = ARQ_KCP_RTO_MAX;
+  s->fast_resend = 0;
+}
+
 /* arq_mul_ok stores a * b in |*pr| and returns 1 unless it overflows. */
 static int arq_mul_ok(size_t a, size_t b, size_t *pr) {
   if (a != 0 && b > SIZE_MAX / a) {
@@ -117,6 +130,9 @@ int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
       s->rto_min > s->rto_max) {
     return RP_ERR_INVALID_ARGUMENT;
   }
+  if (s->kcp_timers && s->mss <= TUN_ARQ_KCP_OVERHEAD) {
+    return RP_ERR_INVALID_ARGUMENT;
+  }
   if (!arq_mul_ok(s->snd_wnd, sizeof(arq_sseg), &sseg_sz) ||
       !arq_mul_ok(s->rcv_wnd, sizeof(arq_rseg), &rseg_sz) ||
       !arq_mul_ok(s->snd_wnd, s->mss, &sdata_sz) ||
@@ -135,6 +151,11 @@ int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
   }
   arq = (tun_arq *)(void *)p;
   arq->s = *s;
+  if (s->kcp_timers) {
+    /* The send time after each segment's header and the echo in each
+       frame's header come out of the payload: frames keep their size. */
+    arq->s.mss -= TUN_ARQ_KCP_OVERHEAD;
+  }
   arq->mem = mem;
   arq->block = p;
   arq->block_len = total;
@@ -158,6 +179,7 @@ int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
   arq->rttvar = RP_TSTAMP_UNSET;
   arq->rto = s->rto_initial;
   arq->due_lb = RP_TSTAMP_UNSET;
+  arq->seg_hdr = TUN_ARQ_SEG_HDR + (s->kcp_timers ? ARQ_KCP_TS : 0);
   *parq = arq;
   return 0;
 }
@@ -201,6 +223,47 @@ size_t tun_arq_write(tun_arq *arq, const uint8_t *data, size_t len) {
 
 int tun_arq_send_idle(const tun_arq *arq) {
   return arq->sndq_len == 0 && arq->snd_una == arq->snd_nxt;
+}
+
+/* arq_queued_segs returns how many segments the queued bytes make: each
+   run between cuts at mss a segment. */
+static uint64_t arq_queued_segs(const tun_arq *arq) {
+  uint64_t segs = 0;
+  size_t from = 0, i;
+
+  for (i = 0; i < arq->ncut; ++i) {
+    segs += (arq->cut[i] - from + arq->s.mss - 1) / arq->s.mss;
+    from = arq->cut[i];
+  }
+  return segs + (arq->sndq_len - from + arq->s.mss - 1) / arq->s.mss;
+}
+
+int tun_arq_kcp_writable(const tun_arq *arq) {
+  uint64_t wait =
+      (uint64_t)(arq->snd_nxt - arq->snd_una) + arq_queued_segs(arq);
+  uint32_t wnd = arq->s.snd_wnd < arq->peer_wnd ? arq->s.snd_wnd
+                                                : arq->peer_wnd;
+
+  return wait < wnd;
+}
+
+size_t tun_arq_write_msg(tun_arq *arq, const uint8_t *data, size_t len) {
+  size_t before = arq->sndq_len, taken;
+
+  if (len == 0 || len > tun_arq_send_space(arq)) {
+    return 0;
+  }
+  /* KCP's stream mode fills the last segment still queued; one already
+     cut ends where the bytes before these end. */
+  if (before > 0 && arq->ncut < ARQ_MAX_CUTS &&
+      (arq->ncut == 0 || arq->cut[arq->ncut - 1] != before) &&
+      (uint64_t)(arq->snd_nxt - arq->snd_una) + arq_queued_segs(arq) <=
+          arq_peer_window(arq)) {
+    arq->cut[arq->ncut++] = before;
+  }
+  taken = tun_arq_write(arq, data, len);
+  assert(taken == len);
+  return taken;
 }
 
 /* ------------------------------------------------------------------ */
@@ -260,10 +323,33 @@ void tun_arq_rtt_update(rp_duration *psrtt, rp_duration *prttvar,
   }
 }
 
+/* arq_kcp_rtt_update is kcp-go's estimator (its update_ack): as RFC
+   6298 but a sample under srtt - rttvar moves rttvar by 1/32. */
+static void arq_kcp_rtt_update(tun_arq *arq, rp_duration rtt) {
+  rp_duration diff;
+
+  if (arq->srtt == RP_TSTAMP_UNSET) {
+    arq->srtt = rtt;
+    arq->rttvar = rtt / 2;
+    return;
+  }
+  diff = arq->srtt > rtt ? arq->srtt - rtt : rtt - arq->srtt;
+  arq->srtt = (7 * arq->srtt + rtt) / 8;
+  if (rtt + arq->rttvar < arq->srtt) {
+    arq->rttvar = (31 * arq->rttvar + diff) / 32;
+  } else {
+    arq->rttvar = (3 * arq->rttvar + diff) / 4;
+  }
+}
+
 static void arq_rtt_sample(tun_arq *arq, rp_duration r) {
   rp_duration var4, rto;
 
-  tun_arq_rtt_update(&arq->srtt, &arq->rttvar, r);
+  if (arq->s.kcp_timers) {
+    arq_kcp_rtt_update(arq, r);
+  } else {
+    tun_arq_rtt_update(&arq->srtt, &arq->rttvar, r);
+  }
   var4 = 4 * arq->rttvar;
   if (var4 < ARQ_RTT_GRANULARITY) {
     var4 = ARQ_RTT_GRANULARITY;
@@ -283,7 +369,7 @@ static void arq_rtt_sample(tun_arq *arq, rp_duration r) {
 static uint64_t arq_ack_seg(tun_arq *arq, arq_sseg *g, rp_tstamp now) {
   uint64_t order = g->tx_order;
 
-  if (g->xmit == 1 && now >= g->sent_at) {
+  if (!arq->s.kcp_timers && g->xmit == 1 && now >= g->sent_at) {
     arq_rtt_sample(arq, now - g->sent_at);
   }
   arq->st.bytes_acked += g->len;
@@ -345,6 +431,18 @@ static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
       }
     }
   }
+  if (any && arq->s.kcp_timers) {
+    /* KCP's fast acks: each segment sent before the newest acked one;
+       tun_arq_send_flush resends them (early retransmit). */
+    for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+      arq_sseg *g = arq_sslot(arq, sn);
+
+      if (g->used && !g->sacked && g->tx_order < newest) {
+        ++g->fastack;
+      }
+    }
+    return;
+  }
   /* Release sacked segments that the una now covers (already done above)
      and apply fast retransmit. */
   if (!any || arq->s.fast_resend == 0) {
@@ -372,6 +470,29 @@ static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
   }
 }
 
+/* arq_input_kcp applies a kcp_timers frame's acks: its sack area is the
+   echo of the peer's last received send time, then the bitmap. A new
+   echo is a round-trip sample, as KCP times each packet of acks by the
+   last one's echo. */
+static void arq_input_kcp(tun_arq *arq, uint32_t una, uint32_t wnd,
+                          const uint8_t *sack, size_t sack_len,
+                          rp_tstamp now) {
+  uint32_t echo;
+
+  if (sack_len < ARQ_KCP_TS) {
+    arq_input_acks(arq, una, wnd, NULL, 0, now);
+    return;
+  }
+  arq_input_acks(arq, una, wnd, sack + ARQ_KCP_TS, sack_len - ARQ_KCP_TS,
+                 now);
+  echo = arq_get32(sack);
+  if (echo != 0 && echo != arq->echo_seen &&
+      (int32_t)(arq_ms(now) - echo) >= 0) {
+    arq->echo_seen = echo;
+    arq_rtt_sample(arq, (rp_duration)(arq_ms(now) - echo) * RP_MILLISECONDS);
+  }
+}
+
 int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
                   rp_tstamp now) {
   size_t pos, sack_len;
@@ -389,19 +510,28 @@ int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
     ++arq->st.malformed;
     return RP_ERR_MALFORMED;
   }
-  arq_input_acks(arq, una, wnd, data + TUN_ARQ_HDR_FIXED, sack_len, now);
+  if (arq->s.kcp_timers) {
+    arq_input_kcp(arq, una, wnd, data + TUN_ARQ_HDR_FIXED, sack_len, now);
+  } else {
+    arq_input_acks(arq, una, wnd, data + TUN_ARQ_HDR_FIXED, sack_len, now);
+  }
   pos = TUN_ARQ_HDR_FIXED + sack_len;
   while (pos < len) {
     uint32_t sn;
     size_t slen;
 
-    if (len - pos < TUN_ARQ_SEG_HDR) {
+    if (len - pos < arq->seg_hdr) {
       ++arq->st.malformed;
       return RP_ERR_MALFORMED;
     }
     sn = arq_get32(data + pos);
     slen = arq_get16(data + pos + 4);
-    pos += TUN_ARQ_SEG_HDR;
+    if (arq->s.kcp_timers &&
+        (uint32_t)(sn - arq->rcv_nxt) < arq_rcv_free(arq) + arq->s.rcv_wnd) {
+      /* KCP acks (with its send time) what is not past the window. */
+      arq->rx_ts = arq_get32(data + pos + TUN_ARQ_SEG_HDR);
+    }
+    pos += arq->seg_hdr;
     if (slen == 0 || slen > arq->s.peer_mss || slen > len - pos) {
       ++arq->st.malformed;
       return RP_ERR_MALFORMED;

@@ -32,6 +32,10 @@
 #define TUN_ARQ_HDR_FIXED 7
 /* TUN_ARQ_SEG_HDR is the header of one segment (sn and len). */
 #define TUN_ARQ_SEG_HDR 6
+/* TUN_ARQ_KCP_OVERHEAD is what kcp_timers takes from the mss, bytes: a
+   send time after each segment's header and its echo in each frame's
+   header (4 each), so that frames keep the size the mss gave them. */
+#define TUN_ARQ_KCP_OVERHEAD 8
 /* TUN_ARQ_MAX_SACK is the largest sack bitmap, bytes (256 segments). */
 #define TUN_ARQ_MAX_SACK 32
 /* TUN_ARQ_MAX_WND is the largest send or receive window, segments. */
@@ -78,6 +82,17 @@ typedef struct tun_arq_settings {
      flight when it flushes (every interval); 0 (default): whenever the
      window has room. */
   int send_held;
+  /* kcp_timers: 1 times segments as kcp-go does with nodelay off (dnstt's
+     SetNoDelay(0, 0, 0, 1)): every frame that acks gives a round-trip
+     sample from the last send of the newest segment it acks (no Karn
+     rule), a sample under srtt - rttvar moves rttvar by 1/32 instead of
+     1/4, a timed-out segment's timeout grows by the base rto at each
+     resend (backoff_* and the rto_max ceiling unused for it), and a
+     segment sent before one an ack newly covered goes again at the next
+     tun_arq_send_flush that puts no new segment in flight (KCP's early
+     retransmit; with fast_resend 0 as dnstt sets it, the only early
+     resend). 0 (default): the RFC 6298 timers above. */
+  int kcp_timers;
 } tun_arq_settings;
 
 /* tun_arq_stats are counters since creation. */
@@ -129,6 +144,11 @@ typedef struct tun_arq_sent {
    3/2, fast_resend 2, max_segs 0. */
 void tun_arq_settings_default(tun_arq_settings *s);
 
+/* tun_arq_settings_kcp sets |s|'s timers to kcp-go's with nodelay off,
+   as dnstt (SetNoDelay(0, 0, 0, 1)) runs them: kcp_timers, rto 200 ms
+   initial, 100 ms .. 60 s, fast_resend 0. */
+void tun_arq_settings_kcp(tun_arq_settings *s);
+
 /* tun_arq_new creates an arq in |*parq| with a copy of |settings| and
    |mem| (NULL for rp_mem_default()). Returns 0, RP_ERR_INVALID_ARGUMENT
    when mss or peer_mss is 0 or over 65535, a window is 0 or over
@@ -144,12 +164,26 @@ void tun_arq_del(tun_arq *arq);
    how many were taken (less when the send buffer is full). */
 size_t tun_arq_write(tun_arq *arq, const uint8_t *data, size_t len);
 
+/* tun_arq_write_msg queues |len| bytes of |data| (copied) as one write
+   of kcp-go with write delay off, which flushes at once: when the bytes
+   queued before them all fit the window, these start a new segment
+   (else they fill the last queued one first, as KCP's stream mode
+   does). Returns |len|, or 0 (nothing taken) when it is 0 or more than
+   tun_arq_send_space. */
+size_t tun_arq_write_msg(tun_arq *arq, const uint8_t *data, size_t len);
+
 /* tun_arq_send_space returns how many bytes tun_arq_write would take. */
 size_t tun_arq_send_space(const tun_arq *arq);
 
 /* tun_arq_send_idle returns 1 when every byte written has been
    acknowledged by the peer. */
 int tun_arq_send_idle(const tun_arq *arq);
+
+/* tun_arq_kcp_writable returns 1 when kcp-go's Write would take data now:
+   the segments in flight (acked or not, up to the cumulative ack) and
+   those the queued bytes make (at mss each) are fewer than both the send
+   window and the peer's. A KCP writer blocks otherwise. */
+int tun_arq_kcp_writable(const tun_arq *arq);
 
 /* tun_arq_read copies up to |cap| in-order bytes from the peer into
    |out| and returns how many (0 when none are ready). Reading frees
@@ -200,12 +234,21 @@ rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap);
    lost (its query was answered with an error rcode). */
 void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent);
 
+/* tun_arq_ack_header writes the ack header a frame would carry now (the
+   cumulative ack, the free receive slots and the sack bitmap, at most
+   |cap| bytes) into |out| and returns its length, or RP_ERR_NOBUF if
+   |cap| < TUN_ARQ_HDR_FIXED. Nothing is marked sent: for a sender that
+   queues its acks with its packets (tun_srv's ack_queued). */
+rp_ssize tun_arq_ack_header(tun_arq *arq, uint8_t *out, size_t cap);
+
 /* tun_arq_ack_flush takes the ack state that frames carry from now on
    when ack_held is set (a no-op otherwise). */
 void tun_arq_ack_flush(tun_arq *arq);
 
-/* tun_arq_send_flush lets new segments fill the window as it is now
-   when send_held is set (a no-op otherwise). */
+/* tun_arq_send_flush is the sender's flush: with send_held it lets new
+   segments fill the window as it is now; with kcp_timers, when no new
+   segment may go in flight, it marks for resend every segment an ack of
+   a later one passed over. A no-op without either. */
 void tun_arq_send_flush(tun_arq *arq);
 
 /* tun_arq_get_expiry returns when the next unmarked segment times out,

@@ -10,6 +10,10 @@
 
 #include "arq.h"
 
+/* ARQ_MAX_CUTS bounds the segment ends tun_arq_write_msg keeps; past it
+   a message's bytes merge with the next (as KCP's stream mode does). */
+#define ARQ_MAX_CUTS 16
+
 typedef struct arq_sseg {
   /* used is 1 while the slot holds an unacked segment. */
   uint8_t used;
@@ -19,6 +23,9 @@ typedef struct arq_sseg {
   uint8_t resend;
   /* nacked is 1 when the resend is for a known loss (no backoff). */
   uint8_t nacked;
+  /* early is 1 when kcp_timers' early retransmit marked the resend (its
+     timeout back to the base rto). */
+  uint8_t early;
   /* len is the payload length, bytes. */
   uint16_t len;
   /* xmit counts the sends. */
@@ -61,6 +68,11 @@ struct tun_arq {
   uint8_t *sndq;
   size_t sndq_head;
   size_t sndq_len;
+  /* cut: the queued bytes' segment ends from tun_arq_write_msg, as
+     counts of queued bytes from the head (ARQ_MAX_CUTS of them, oldest
+     first). */
+  size_t cut[ARQ_MAX_CUTS];
+  size_t ncut;
   /* Receive side. */
   arq_rseg *rseg;
   /* rd_sn is the first segment not fully read; rd_off the bytes read of
@@ -87,11 +99,51 @@ struct tun_arq {
      window's end at the last tun_arq_send_flush). */
   uint32_t flush_nxt;
   /* Timers. */
+  /* seg_hdr is a segment's header on the wire: TUN_ARQ_SEG_HDR, and
+     ARQ_KCP_TS more with kcp_timers (its send time). */
+  size_t seg_hdr;
+  /* With kcp_timers: rx_ts is the send time (ms, the peer's clock) of the
+     last data segment received, which acks echo; echo_seen the last echo
+     taken from the peer. */
+  uint32_t rx_ts;
+  uint32_t echo_seen;
   rp_duration srtt;
   rp_duration rttvar;
   rp_duration rto;
   tun_arq_stats st;
 };
+
+/* ARQ_KCP_TS is the size of a kcp_timers send time on the wire, bytes:
+   after each segment's header, and first in each frame's sack area (the
+   echo): TUN_ARQ_KCP_OVERHEAD is two of them. */
+#define ARQ_KCP_TS (TUN_ARQ_KCP_OVERHEAD / 2)
+
+/* arq_ms returns |now| in the 32-bit milliseconds of kcp_timers' send
+   times, from 1 (an echo of 0 means none). */
+static inline uint32_t arq_ms(rp_tstamp now) {
+  return (uint32_t)(now / RP_MILLISECONDS) + 1;
+}
+
+/* arq_peer_window returns how many segments may be in flight now: the
+   send window, or the peer's when smaller (a zero window still lets one
+   segment probe it). */
+static inline uint32_t arq_peer_window(const tun_arq *arq) {
+  uint32_t wnd = arq->s.snd_wnd;
+
+  if (arq->peer_wnd < wnd) {
+    wnd = arq->peer_wnd == 0 ? 1 : arq->peer_wnd;
+  }
+  return wnd;
+}
+
+/* arq_sack_max returns the largest sack area of a frame, bytes: the
+   bitmap of the receive window, and with kcp_timers the echo before it
+   (at most TUN_ARQ_MAX_SACK). */
+static inline size_t arq_sack_max(const tun_arq *arq) {
+  size_t n = (arq->s.rcv_wnd + 7) / 8 + (arq->s.kcp_timers ? ARQ_KCP_TS : 0);
+
+  return n < TUN_ARQ_MAX_SACK ? n : TUN_ARQ_MAX_SACK;
+}
 
 /* arq_rslot returns the receive slot of segment |sn|. */
 static inline arq_rseg *arq_rslot(tun_arq *arq, uint32_t sn) {

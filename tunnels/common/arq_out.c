@@ -50,15 +50,7 @@ static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
 }
 
 /* arq_window returns how many segments may be in flight now. */
-static uint32_t arq_window(const tun_arq *arq) {
-  uint32_t wnd = arq->s.snd_wnd;
-
-  if (arq->peer_wnd < wnd) {
-    /* A zero window still lets one segment probe it. */
-    wnd = arq->peer_wnd == 0 ? 1 : arq->peer_wnd;
-  }
-  return wnd;
-}
+static uint32_t arq_window(const tun_arq *arq) { return arq_peer_window(arq); }
 
 /* arq_can_open returns 1 if a new segment may be put in flight. */
 static int arq_can_open(const tun_arq *arq) {
@@ -72,8 +64,26 @@ static int arq_can_open(const tun_arq *arq) {
 }
 
 void tun_arq_send_flush(tun_arq *arq) {
+  uint32_t sn;
+
   if (arq->s.send_held) {
     arq->flush_nxt = arq->snd_una + arq_window(arq);
+  }
+  if (!arq->s.kcp_timers || arq_can_open(arq)) {
+    return;
+  }
+  /* KCP's early retransmit: a flush that opens no new segment resends
+     those an ack of a later one passed over, their timeout reset. */
+  for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
+    arq_sseg *g = arq_sslot(arq, sn);
+
+    if (g->used && !g->sacked && !g->resend && g->fastack > 0) {
+      g->fastack = 0;
+      g->resend = 1;
+      g->early = 1;
+      arq->due_lb = 0;
+      ++arq->st.fast_retransmits;
+    }
   }
 }
 
@@ -100,7 +110,24 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
 
 /* arq_sack_build writes the sack bitmap into |sack| and returns its
    trimmed length (at most |max|). */
+static size_t arq_bitmap_build(tun_arq *arq, uint8_t *sack, size_t max);
+
+/* arq_sack_build writes the frame's sack area into |sack|: with
+   kcp_timers the echo of the last received send time first (when it
+   fits), then the bitmap. Returns its length (at most |max|). */
 static size_t arq_sack_build(tun_arq *arq, uint8_t *sack, size_t max) {
+  if (!arq->s.kcp_timers) {
+    return arq_bitmap_build(arq, sack, max);
+  }
+  if (max < ARQ_KCP_TS) {
+    return 0;
+  }
+  arq_put32(sack, arq->rx_ts);
+  return ARQ_KCP_TS +
+         arq_bitmap_build(arq, sack + ARQ_KCP_TS, max - ARQ_KCP_TS);
+}
+
+static size_t arq_bitmap_build(tun_arq *arq, uint8_t *sack, size_t max) {
   size_t n = 0, i;
   uint32_t span = arq_rcv_free(arq);
   uint32_t ahead = arq->rcv_hi - arq->rcv_nxt;
@@ -126,14 +153,24 @@ static void arq_emit(tun_arq *arq, arq_sseg *g, uint32_t sn, uint8_t *out,
                      rp_tstamp now) {
   arq_put32(out, sn);
   arq_put16(out + 4, g->len);
-  memcpy(out + TUN_ARQ_SEG_HDR, g->data, g->len);
+  if (arq->s.kcp_timers) {
+    arq_put32(out + TUN_ARQ_SEG_HDR, arq_ms(now));
+  }
+  memcpy(out + arq->seg_hdr, g->data, g->len);
   if (g->xmit > 0) {
     uint64_t rto = (uint64_t)g->rto * arq->s.backoff_num / arq->s.backoff_den;
 
     if (!g->resend) {
       ++arq->st.timeouts;
     }
-    if (!g->nacked) {
+    if (g->early) {
+      g->rto = arq->rto;
+    } else if (g->nacked) {
+      /* A known loss: the timeout stays. */
+    } else if (arq->s.kcp_timers) {
+      /* KCP without nodelay: the base rto added, no ceiling. */
+      g->rto = g->rto > RP_TSTAMP_UNSET / 4 ? g->rto : g->rto + arq->rto;
+    } else {
       g->rto = rto > arq->s.rto_max ? arq->s.rto_max : rto;
     }
     ++arq->st.retransmissions;
@@ -143,6 +180,7 @@ static void arq_emit(tun_arq *arq, arq_sseg *g, uint32_t sn, uint8_t *out,
   ++g->xmit;
   g->resend = 0;
   g->nacked = 0;
+  g->early = 0;
   g->fastack = 0;
   g->sent_at = now;
   g->tx_order = ++arq->tx_count;
@@ -185,13 +223,10 @@ static void arq_due_refresh(tun_arq *arq) {
 }
 
 void tun_arq_ack_flush(tun_arq *arq) {
-  size_t max = (arq->s.rcv_wnd + 7) / 8;
+  size_t max = arq_sack_max(arq);
 
   if (!arq->s.ack_held) {
     return;
-  }
-  if (max > TUN_ARQ_MAX_SACK) {
-    max = TUN_ARQ_MAX_SACK;
   }
   arq->held_una = arq->rcv_nxt;
   arq->held_wnd = arq_rcv_free(arq);
@@ -213,6 +248,48 @@ static void arq_put_header(const tun_arq *arq, uint8_t *out,
   }
 }
 
+/* arq_frame_sack writes into |sack| the sack area of a frame of at
+   most |cap| bytes (at least TUN_ARQ_HDR_FIXED): the held one with
+   ack_held, else the state now. Returns its length. */
+static size_t arq_frame_sack(tun_arq *arq, uint8_t *sack, size_t cap) {
+  size_t sack_max = arq_sack_max(arq), sack_len;
+
+  if (sack_max > cap - TUN_ARQ_HDR_FIXED) {
+    sack_max = cap - TUN_ARQ_HDR_FIXED;
+  }
+  if (arq->s.ack_held) {
+    sack_len = arq->held_sack_len < sack_max ? arq->held_sack_len : sack_max;
+    memcpy(sack, arq->held_sack, sack_len);
+    return sack_len;
+  }
+  return arq_sack_build(arq, sack, sack_max);
+}
+
+rp_ssize tun_arq_ack_header(tun_arq *arq, uint8_t *out, size_t cap) {
+  uint8_t sack[TUN_ARQ_MAX_SACK];
+  size_t sack_len;
+
+  if (cap < TUN_ARQ_HDR_FIXED) {
+    return RP_ERR_NOBUF;
+  }
+  sack_len = arq_frame_sack(arq, sack, cap);
+  arq_put_header(arq, out, sack, sack_len);
+  return (rp_ssize)(TUN_ARQ_HDR_FIXED + sack_len);
+}
+
+/* arq_cuts_consume moves the segment ends |n| bytes nearer the head
+   (the bytes were cut) and drops those reached. */
+static void arq_cuts_consume(tun_arq *arq, size_t n) {
+  size_t i, k = 0;
+
+  for (i = 0; i < arq->ncut; ++i) {
+    if (arq->cut[i] > n) {
+      arq->cut[k++] = arq->cut[i] - n;
+    }
+  }
+  arq->ncut = k;
+}
+
 /* arq_cut_new cuts a new segment from the send buffer (up to mss and
    |room| - its header; the caller checked arq_can_open and room for a
    byte), writes it at |out| as sent and returns its length. */
@@ -224,21 +301,25 @@ static size_t arq_cut_new(tun_arq *arq, uint8_t *out, size_t room,
   if (n > arq->s.mss) {
     n = arq->s.mss;
   }
-  if (n > room - TUN_ARQ_SEG_HDR) {
-    n = room - TUN_ARQ_SEG_HDR;
+  if (n > room - arq->seg_hdr) {
+    n = room - arq->seg_hdr;
+  }
+  if (arq->ncut > 0 && n > arq->cut[0]) {
+    n = arq->cut[0];
   }
   assert(!g->used);
   arq_sndq_pop(arq, g->data, n);
+  arq_cuts_consume(arq, n);
   *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
   arq_emit(arq, g, arq->snd_nxt, out, now);
   ++arq->snd_nxt;
-  return TUN_ARQ_SEG_HDR + n;
+  return arq->seg_hdr + n;
 }
 
 rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
                         tun_arq_sent *psent) {
   uint8_t sack[TUN_ARQ_MAX_SACK];
-  size_t sack_max = (arq->s.rcv_wnd + 7) / 8, sack_len, pos, nsegs = 0;
+  size_t sack_len, pos, nsegs = 0;
   uint32_t sn;
   /* walk is 1 when a segment may be due (else the walks find none). */
   int walk = now >= arq->due_lb;
@@ -249,23 +330,12 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   if (cap < TUN_ARQ_HDR_FIXED) {
     return RP_ERR_NOBUF;
   }
-  if (sack_max > TUN_ARQ_MAX_SACK) {
-    sack_max = TUN_ARQ_MAX_SACK;
-  }
-  if (sack_max > cap - TUN_ARQ_HDR_FIXED) {
-    sack_max = cap - TUN_ARQ_HDR_FIXED;
-  }
-  if (arq->s.ack_held) {
-    sack_len = arq->held_sack_len < sack_max ? arq->held_sack_len : sack_max;
-    memcpy(sack, arq->held_sack, sack_len);
-  } else {
-    sack_len = arq_sack_build(arq, sack, sack_max);
-  }
+  sack_len = arq_frame_sack(arq, sack, cap);
   /* A due resend keeps its size: shorten the sack (it only reports less)
      rather than starve the resend of room. */
   for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
     arq_sseg *g = arq_sslot(arq, sn);
-    size_t need = TUN_ARQ_HDR_FIXED + TUN_ARQ_SEG_HDR + (size_t)g->len;
+    size_t need = TUN_ARQ_HDR_FIXED + arq->seg_hdr + (size_t)g->len;
 
     if (!arq_seg_due(g, now)) {
       continue;
@@ -286,12 +356,12 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
       break;
     }
-    if (!arq_seg_due(g, now) || cap - pos < TUN_ARQ_SEG_HDR + (size_t)g->len) {
+    if (!arq_seg_due(g, now) || cap - pos < arq->seg_hdr + (size_t)g->len) {
       continue;
     }
     arq_emit(arq, g, sn, out + pos, now);
     arq_note_sent(psent, sn);
-    pos += TUN_ARQ_SEG_HDR + g->len;
+    pos += arq->seg_hdr + g->len;
     ++nsegs;
   }
   if (walk) {
@@ -300,7 +370,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   /* Then new segments, cut to the room left. */
   while (arq_can_open(arq) &&
          (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
-         cap - pos > TUN_ARQ_SEG_HDR) {
+         cap - pos > arq->seg_hdr) {
     arq_note_sent(psent, arq->snd_nxt);
     pos += arq_cut_new(arq, out + pos, cap - pos, now);
     ++nsegs;
@@ -313,14 +383,14 @@ rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
   arq_sseg *g;
   uint32_t sn;
 
-  if (cap <= TUN_ARQ_SEG_HDR) {
+  if (cap <= arq->seg_hdr) {
     return RP_ERR_NOBUF;
   }
   for (sn = arq->snd_una; now >= arq->due_lb && sn != arq->snd_nxt; ++sn) {
     g = arq_sslot(arq, sn);
-    if (arq_seg_due(g, now) && cap >= TUN_ARQ_SEG_HDR + (size_t)g->len) {
+    if (arq_seg_due(g, now) && cap >= arq->seg_hdr + (size_t)g->len) {
       arq_emit(arq, g, sn, out, now);
-      return (rp_ssize)(TUN_ARQ_SEG_HDR + g->len);
+      return (rp_ssize)(arq->seg_hdr + g->len);
     }
   }
   if (now >= arq->due_lb) {

@@ -46,6 +46,10 @@ int tun_cli_new(tun_cli **pcli, const tun_cli_settings *settings,
     mem = rp_mem_default();
   }
   as.mss = tun_srv_up_mss(&settings->domain);
+  if (settings->arq.mss < as.mss) {
+    /* A client whose segments are smaller than a query could carry. */
+    as.mss = settings->arq.mss;
+  }
   /* Downstream segments are never longer than an answer. */
   as.peer_mss = settings->edns_size;
   if (as.mss == 0 || settings->edns_size < RP_DNS_MAX_UDP_DEFAULT ||

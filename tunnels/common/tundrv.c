@@ -175,8 +175,10 @@ static void drv_orig_pump(tun_drv *d, rp_tstamp now) {
       break;
     }
     if (d->orig.last_ack != flushed) {
-      /* A KCP flush: the acks it sends are those owed now. */
+      /* A KCP flush: the acks it sends are those owed now, and the
+         early resends it makes (kcp). */
       tun_arq_ack_flush(tun_cli_arq(d->cli));
+      tun_arq_send_flush(tun_cli_arq(d->cli));
     }
     drv_worker_send(d, 0, now);
   }

@@ -88,6 +88,10 @@ typedef enum tun_drv_model {
 /* TUN_DRV_ORIG_WINDOW is the original model's arq windows, segments
    (dnstt's KCP: 64; its server takes --window 64 to match). */
 #define TUN_DRV_ORIG_WINDOW 64
+/* TUN_DRV_KCP_MSS is dnstt-client's KCP segment payload, bytes: its
+   137-byte MTU ("effective MTU 137" for t.example) less KCP's 24-byte
+   segment header. */
+#define TUN_DRV_KCP_MSS 113
 /* TUN_DRV_MTU_FLOOR is the smallest download MTU the MD test tries. */
 #define TUN_DRV_MTU_FLOOR 64
 
@@ -138,6 +142,10 @@ typedef struct tun_drv_settings {
      the minimal client's --original): every query acks all received so
      far. */
   int ack_held;
+  /* ORIGINAL: kcp 1 runs the client's arq as dnstt-client's KCP:
+     kcp-go's timers (tun_arq_settings_kcp) with the early resends made
+     at each KCP flush, and segments of TUN_DRV_KCP_MSS bytes. */
+  int kcp;
   /* no_down_hash: 1 skips the FNV-1a hash of the download (0: kept, as
      the clients print it); the simulator reads no hash. */
   int no_down_hash;

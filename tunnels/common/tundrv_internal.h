@@ -222,6 +222,12 @@ static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
     /* dnstt's KCP windows (turbotunnel.QueueSize / 2). */
     cs.arq.snd_wnd = cs.arq.rcv_wnd = TUN_DRV_ORIG_WINDOW;
     cs.arq.ack_held = d->set.ack_held;
+    if (d->set.kcp) {
+      /* dnstt-client's KCP: its timers, and its segments (kcp_timers'
+         send times and echo on top, as kcp-go's header carries them). */
+      tun_arq_settings_kcp(&cs.arq);
+      cs.arq.mss = TUN_DRV_KCP_MSS + TUN_ARQ_KCP_OVERHEAD;
+    }
   } else if (d->set.chain) {
     cs.arq.snd_wnd = cs.arq.rcv_wnd = DRV_MD_CHAIN_WND;
     cs.edns_size = DRV_MD_CHAIN_EDNS;

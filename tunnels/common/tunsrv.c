@@ -22,6 +22,8 @@
  * with what is queued then.
  */
 #include "tunsrv.h"
+
+#include "tunsrvq.h"
 #include "tunwire.h"
 
 #include <string.h>
@@ -79,11 +81,8 @@ typedef struct srv_session {
   srv_held *held;
   size_t held_head;
   size_t held_len;
-  /* With out_queue: a ring of q_cap (out_queue) packets of q_slot bytes
-     from q_head, q_count of them, each q_len[i] long. */
-  uint8_t *q_data;
-  uint16_t *q_len;
-  size_t q_cap, q_slot, q_head, q_count;
+  /* q is the send queue with out_queue (q.cap 0 without). */
+  tun_srvq q;
 } srv_session;
 
 struct tun_srv {
@@ -212,8 +211,7 @@ static void srv_session_del(tun_srv *srv, size_t idx) {
   tun_arq_get_stats(ss->arq, &as);
   srv->gone_retransmissions += as.retransmissions;
   tun_arq_del(ss->arq);
-  srv->mem->free(ss->q_data, srv->mem->user_data);
-  srv->mem->free(ss->q_len, srv->mem->user_data);
+  tun_srvq_free(&ss->q, srv->mem);
   srv->mem->free(ss->held, srv->mem->user_data);
   srv->mem->free(ss, srv->mem->user_data);
   srv->sessions[idx] = NULL;
@@ -294,21 +292,17 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
     rv = RP_ERR_NOMEM;
     goto fail_held;
   }
-  if (srv->s.out_queue > 0) {
-    ss->q_cap = srv->s.out_queue;
-    ss->q_slot = TUN_ARQ_SEG_HDR + as.mss;
-    ss->q_data = srv->mem->calloc(srv->s.out_queue, ss->q_slot,
-                                  srv->mem->user_data);
-    ss->q_len = srv->mem->calloc(srv->s.out_queue, sizeof(uint16_t),
-                                 srv->mem->user_data);
-    if (ss->q_data == NULL || ss->q_len == NULL) {
-      rv = RP_ERR_NOMEM;
-      goto fail_arq;
-    }
-  }
   rv = tun_arq_new(&ss->arq, &as, srv->mem);
   if (rv != 0) {
     goto fail_arq;
+  }
+  if (srv->s.out_queue > 0) {
+    rv = tun_srvq_init(&ss->q, srv->s.out_queue, as.mss, srv->s.ack_queued,
+                       ss->arq, srv->mem);
+    if (rv != 0) {
+      tun_arq_del(ss->arq);
+      goto fail_arq;
+    }
   }
   ss->sid = sid;
   ss->last_seen = now;
@@ -321,8 +315,6 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   return 0;
 
 fail_arq:
-  srv->mem->free(ss->q_data, srv->mem->user_data);
-  srv->mem->free(ss->q_len, srv->mem->user_data);
   srv->mem->free(ss->held, srv->mem->user_data);
 fail_held:
   srv->mem->free(ss, srv->mem->user_data);
@@ -360,43 +352,6 @@ static int srv_answer_error(tun_srv *srv, const uint8_t *query, size_t len,
     return 0;
   }
   return srv_send(srv, peer, srv->out, (size_t)n);
-}
-
-/* srv_queue_frame writes into |out| a frame of at most |room| bytes: the
-   ack header, then the oldest packets of |ss|'s out_queue that fit (a
-   first one that cannot fit is dropped, counted in |*pdrops|). Counts
-   the packets in |psent|. Returns the frame length or RP_ERR_NOBUF. */
-static rp_ssize srv_queue_frame(srv_session *ss, uint8_t *out, size_t room,
-                                rp_tstamp now, tun_arq_sent *psent,
-                                uint64_t *pdrops) {
-  rp_ssize flen = tun_arq_output(ss->arq, out, TUN_ARQ_HDR_FIXED, now, NULL);
-  size_t pos;
-
-  psent->n = 0;
-  if (flen < 0) {
-    return flen;
-  }
-  pos = (size_t)flen;
-  while (ss->q_count > 0) {
-    size_t len = ss->q_len[ss->q_head];
-
-    if (pos + len > room) {
-      if (psent->n > 0) {
-        break;
-      }
-      /* A first packet larger than the answer (a query asking for less
-         than the queue's packets): dnstt-server sends it truncated and
-         the client drops it, so it is gone. */
-      ++*pdrops;
-    } else {
-      memcpy(out + pos, ss->q_data + ss->q_head * ss->q_slot, len);
-      pos += len;
-      ++psent->n;
-    }
-    ss->q_head = (ss->q_head + 1) % ss->q_cap;
-    --ss->q_count;
-  }
-  return (rp_ssize)pos;
 }
 
 /* srv_answer_held answers the held query |h| of |ss| with a frame from
@@ -441,8 +396,8 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
                           room < TUN_ARQ_HDR_FIXED ? room : TUN_ARQ_HDR_FIXED,
                           now, &sent);
   } else if (srv->s.out_queue > 0) {
-    flen = srv_queue_frame(ss, srv->frame, room, now, &sent,
-                           &srv->st.queue_drops);
+    flen = tun_srvq_frame(&ss->q, ss->arq, srv->frame, room, now, &sent,
+                          &srv->st.queue_drops);
   } else {
     flen = tun_arq_output(ss->arq, srv->frame, room, now, &sent);
   }
@@ -496,28 +451,6 @@ static void srv_pump(tun_srv *srv, srv_session *ss, rp_tstamp now) {
   }
 }
 
-/* srv_queue_fill puts every segment |ss|'s arq has due into its
-   out_queue, in order; one that finds the queue full is dropped (it
-   counts as sent, as the arq sent it). */
-static void srv_queue_fill(tun_srv *srv, srv_session *ss, rp_tstamp now) {
-  for (;;) {
-    int full = ss->q_count == ss->q_cap;
-    size_t tail = (ss->q_head + ss->q_count) % ss->q_cap;
-    uint8_t *slot = full ? srv->frame : ss->q_data + tail * ss->q_slot;
-    rp_ssize n = tun_arq_output_seg(ss->arq, slot, ss->q_slot, now);
-
-    if (n <= 0) {
-      return;
-    }
-    if (full) {
-      ++srv->st.queue_drops;
-      continue;
-    }
-    ss->q_len[tail] = (uint16_t)n;
-    ++ss->q_count;
-  }
-}
-
 /* srv_tick runs the arq's flush of |ss| when its interval is due: new
    segments fill the window as it is then, until the next one. */
 static void srv_tick(tun_srv *srv, srv_session *ss, rp_tstamp now) {
@@ -525,8 +458,9 @@ static void srv_tick(tun_srv *srv, srv_session *ss, rp_tstamp now) {
     return;
   }
   tun_arq_send_flush(ss->arq);
-  if (ss->q_cap > 0 && ss->serving) {
-    srv_queue_fill(srv, ss, now);
+  if (ss->q.cap > 0 && (ss->serving || srv->s.ack_queued)) {
+    /* Before it serves, acks alone (ack_queued). */
+    srv->st.queue_drops += tun_srvq_fill(&ss->q, ss->arq, ss->serving, now);
   }
   /* On the session's own clock: every interval from its start. */
   ss->next_flush += ((now - ss->next_flush) / srv->s.flush_interval + 1) *
@@ -543,7 +477,7 @@ static int srv_flush(tun_srv *srv, srv_session *ss, rp_tstamp now, int all) {
     const srv_held *h = &ss->held[ss->held_head];
 
     if (!all &&
-        (ss->q_cap > 0 ? ss->q_count == 0
+        (ss->q.cap > 0 ? ss->q.count == 0
                        : tun_arq_want_output(ss->arq, now) == 0) &&
         !rp_tstamp_elapsed(h->at, srv->s.hold, now)) {
       break;
@@ -688,7 +622,7 @@ rp_tstamp tun_srv_get_expiry(const tun_srv *srv) {
         best = ss->next_flush < best ? ss->next_flush : best;
       }
     }
-    if (ss->q_cap > 0 && ss->serving && !tun_arq_send_idle(ss->arq)) {
+    if (ss->q.cap > 0 && ss->serving && !tun_arq_send_idle(ss->arq)) {
       /* KCP flushes with or without a query: its resends go on
          filling the queue. */
       best = ss->next_flush < best ? ss->next_flush : best;

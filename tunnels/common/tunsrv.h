@@ -105,6 +105,14 @@ typedef struct tun_srv_settings {
      (turbotunnel.QueueSize); the simulator's model of it sets this. At
      most TUN_SRV_MAX_OUT_QUEUE. */
   size_t out_queue;
+  /* ack_queued (with out_queue): 1 queues the ack state (una, window,
+     sack) with the packets of each flush, in a packet of its own when the
+     flush queued none and the state changed, and an answer's ack header
+     is the newest its packets took (the last one sent when it took
+     none): acks wait behind the data queued before them, as
+     dnstt-server's KCP writes its acks into its send queue. 0: every
+     answer carries the ack state of its moment. */
+  int ack_queued;
   /* up_ack_only: 1 answers a query that carried upload data with the ack
      alone, no download data (0: the next packet as any query). The
      MasterDnsVPN server answers a data packet with its ack first; the

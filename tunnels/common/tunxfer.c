@@ -117,7 +117,27 @@ int tun_xfer_pump(tun_xfer *x, tun_cli *cli, rp_tstamp now) {
   if (x->start == RP_TSTAMP_UNSET) {
     x->start = now;
   }
-  while ((n = tun_arq_read(arq, buf, sizeof(buf))) > 0) {
+  if (tun_smux_on(&x->smux) && !x->up_held) {
+    x->up_written = tun_smux_write_up(&x->smux, arq, x->up_target);
+  }
+  for (;;) {
+    size_t cap = sizeof(buf);
+
+    if (tun_smux_on(&x->smux)) {
+      uint64_t c =
+          tun_smux_read_cap(&x->smux, arq, x->bytes_down, x->up_target);
+
+      if (c < cap) {
+        cap = (size_t)c;
+      }
+      if (cap == 0) {
+        break;
+      }
+    }
+    n = tun_arq_read(arq, buf, cap);
+    if (n == 0) {
+      break;
+    }
     if (x->check &&
         !tun_xfer_pattern_check(buf, n, x->bytes_down, TUN_XFER_STREAM_DOWN)) {
       x->down_ok = 0;
@@ -129,8 +149,12 @@ int tun_xfer_pump(tun_xfer *x, tun_cli *cli, rp_tstamp now) {
       x->down_fnv = tun_xfer_fnv1a(x->down_fnv, buf, n);
     }
     x->bytes_down += n;
+    if (tun_smux_on(&x->smux)) {
+      tun_smux_read(&x->smux, x->bytes_down);
+    }
   }
-  while (!x->up_held && x->up_written < x->up_target) {
+  while (!tun_smux_on(&x->smux) && !x->up_held &&
+         x->up_written < x->up_target) {
     uint64_t left = x->up_target - x->up_written;
 
     n = left < sizeof(buf) ? (size_t)left : sizeof(buf);

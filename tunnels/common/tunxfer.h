@@ -10,6 +10,7 @@
 #define TUN_XFER_H
 
 #include "respool.h"
+#include "tunsmux.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +86,10 @@ typedef struct tun_xfer {
   /* up_held is 1 while the upload waits for the session to open (the
      driver clears it; 0 after tun_xfer_init). */
   int up_held;
+  /* smux, when on (tun_smux_init), writes the upload as the real dnstt
+     client's smux and Noise layers do and holds the download's reads
+     behind smux's window updates (tunsmux.h); zeroed: off. */
+  tun_smux smux;
   /* read_up, when not NULL, gives the upload instead of the pattern
      (up_target must be its size); write_down, when not NULL, receives
      the download. Both get io_data. */

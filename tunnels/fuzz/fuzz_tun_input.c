@@ -8,6 +8,7 @@
 #include "tunsrv.h"
 #include "tuncli.h"
 #include "tunwire.h"
+#include "arq.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +38,8 @@ static size_t fuzz_source(uint64_t sid, uint64_t offset, uint8_t *out,
 
 /* fuzz_server feeds |data| to a server of |mode|; |variant|'s bits turn
    on the simulator's server models: 1 out_queue (8 packets, flushed
-   every 10 ms), 2 up_ack_only, 4 resends owed. */
+   every 10 ms), 2 up_ack_only, 4 resends owed, 8 ack_queued (with 1),
+   16 kcp_timers on both ends' arqs. */
 static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
                         size_t size) {
   tun_srv_settings s;
@@ -58,6 +60,10 @@ static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
     s.flush_interval = 10 * RP_MILLISECONDS;
   }
   s.up_ack_only = (variant & 2u) != 0;
+  s.ack_queued = (variant & 8u) != 0;
+  if (variant & 16u) {
+    tun_arq_settings_kcp(&s.arq);
+  }
   if (tun_srv_new(&srv, &s, &cb, NULL, NULL) != 0) {
     return;
   }
@@ -68,6 +74,9 @@ static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
   cs.domain = s.domain;
   cs.sid = 1;
   cs.down_limit = 500;
+  if (variant & 16u) {
+    tun_arq_settings_kcp(&cs.arq);
+  }
   if (tun_cli_new(&cli, &cs, NULL) == 0) {
     n = tun_cli_build_query(cli, q, sizeof(q), 1, 1, 0, NULL);
     if (n > 0) {
@@ -93,19 +102,32 @@ static void fuzz_client(const uint8_t *data, size_t size) {
   tun_cli_del(cli);
 }
 
-static void fuzz_arq(const uint8_t *data, size_t size) {
+/* fuzz_arq feeds |data| to an arq as a frame; |variant| 1 runs it in
+   kcp_timers mode, its writes made as kcp-go's (tun_arq_write_msg). */
+static void fuzz_arq(unsigned variant, const uint8_t *data, size_t size) {
   tun_arq_settings s;
   tun_arq *arq;
   uint8_t out[TUN_WIRE_MAX_MSG];
 
   tun_arq_settings_default(&s);
+  if (variant & 1u) {
+    tun_arq_settings_kcp(&s);
+  }
   if (tun_arq_new(&arq, &s, NULL) != 0) {
     return;
   }
   memset(out, 1, sizeof(out));
-  tun_arq_write(arq, out, sizeof(out));
+  if (variant & 1u) {
+    tun_arq_write_msg(arq, out, 2);
+    tun_arq_write_msg(arq, out, 600);
+  } else {
+    tun_arq_write(arq, out, sizeof(out));
+  }
   tun_arq_output(arq, out, sizeof(out), 0, NULL);
   tun_arq_input(arq, data, size, 1);
+  tun_arq_send_flush(arq);
+  (void)tun_arq_kcp_writable(arq);
+  (void)tun_arq_ack_header(arq, out, sizeof(out));
   tun_arq_output(arq, out, sizeof(out), 2, NULL);
   tun_arq_output_seg(arq, out, sizeof(out), 3 * RP_SECONDS);
   tun_arq_output_repeat(arq, out, sizeof(out));
@@ -129,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_client(data + 1, size - 1);
     break;
   default:
-    fuzz_arq(data + 1, size - 1);
+    fuzz_arq(data[0] / FUZZ_TARGETS, data + 1, size - 1);
     break;
   }
   return 0;
