@@ -32,8 +32,28 @@
    transfer: 240 s (100 s for the real and original tunnels:
    timeout_limited; simtable_cell.c has the timed one's). */
 #define TABLE_LIMITED_LIMIT 240
+/* TABLE_CLIENT_LIMIT_LEAD and TABLE_CLIENT_LIMIT_MIN give the client's
+   own limit where a tunnel's transfer takes "{client_limit}" (tcp_measure
+   --limit): the runner's timeout less the lead, at least the minimum, s
+   (scenarios/respool_bench/cell.py). */
+#define TABLE_CLIENT_LIMIT_LEAD 10
+#define TABLE_CLIENT_LIMIT_MIN 5
 /* TABLE_MIB is a MiB in bytes. */
 #define TABLE_MIB 1048576.0
+
+/* table_takes_client_limit returns 1 when tunnel |tun|'s byte transfer
+   passes the runner's {client_limit} to its client. */
+static int table_takes_client_limit(const cJSON *tun) {
+  const cJSON *a;
+
+  cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(tun,
+                                                         "transfer_bytes")) {
+    if (cJSON_IsString(a) && strstr(a->valuestring, "{client_limit}")) {
+      return 1;
+    }
+  }
+  return 0;
+}
 
 static void table_usage(FILE *fp) {
   fprintf(
@@ -204,6 +224,13 @@ static int table_load_columns(sim_table *t, const sim_table_opts *o) {
         cJSON_GetObjectItemCaseSensitive(j, "tunnels"), tc->tunnel);
     tc->timeout_limited =
         table_num(tun, "timeout_limited", TABLE_LIMITED_LIMIT);
+    if (table_takes_client_limit(tun)) {
+      /* The client stops itself before the runner would. */
+      tc->timeout_limited -= TABLE_CLIENT_LIMIT_LEAD;
+      if (tc->timeout_limited < TABLE_CLIENT_LIMIT_MIN) {
+        tc->timeout_limited = TABLE_CLIENT_LIMIT_MIN;
+      }
+    }
     cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(c, "mode_args")) {
       if (cJSON_IsString(a) && tc->nargs < SIM_TABLE_MAX) {
         tc->args[tc->nargs] = table_strdup(a->valuestring);

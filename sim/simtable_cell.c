@@ -65,6 +65,7 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
     /* dnstt's KCP acks only when it flushes (docs/simulator.md). */
     ds->ack_held = strcmp(c->tunnel, "real-dnstt") == 0;
     cell->down_ends = ds->ack_held;
+    ds->kcp = ds->ack_held;
   } else if (strcmp(c->tunnel, "masterdns") == 0 ||
              strcmp(c->tunnel, "real-masterdns") == 0) {
     tun_drv_settings_default(ds, TUN_DRV_MD);

@@ -36,7 +36,8 @@ MODELS = [
     ("real-masterdns", None, "the real MasterDnsVPN model (its send loop: "
      "docs/simulator.md, \"The real MasterDnsVPN's send loop\")"),
     ("real-dnstt", None, "the real dnstt model (the original client on "
-     "KCP's clock: docs/simulator.md, \"The real dnstt's KCP clock\")"),
+     "KCP's clock and its smux: docs/simulator.md, \"The real dnstt's KCP "
+     "clock\" and \"The real dnstt's smux\")"),
     (None, "dnsdist", "the dnsdist relay model (leastOutstanding, the "
      "relay's costs)"),
     ("masterdns", None, "the minimal MasterDNS client's model and costs"),

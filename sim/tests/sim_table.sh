@@ -6,7 +6,8 @@
 # CPU-bound cell; the limited cells move their
 # bytes near the fake resolvers' limits (wide margins: the figures belong
 # to results/sim-vs-loopback.md, this checks the machine runs); the
-# in-process pool's start-up check keeps out a resolver it never heard.
+# in-process pool's start-up check keeps out a resolver it never heard;
+# the real dnstt alone stops behind a refusing resolver (its smux).
 set -u
 BIN=$1
 TMP=$(mktemp -d)
@@ -131,6 +132,22 @@ for r in d["results"]:
     dead = {f["name"]: f for f in r["fakeres"]}["r2"]
     assert dead["queries"] == 3 and dead["answered"] == 0, (r["column"], dead)
     assert r["client"]["bytes_down"] > 0, r["column"]
+PY
+fi
+# The real dnstt client's smux (tunsmux.h): alone behind a resolver that
+# refuses past 30 q/s its upload's segments go too slowly for its window
+# update, and the download stops at the first frame (16 KiB) for the 90 s
+# its client runs, as on loopback; via respool both go through.
+"$BIN" table --setup one-limited --column real-dnstt-first,real-dnstt-respool --json >"$TMP/smux.json" 2>/dev/null || fail "smux run"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$TMP/smux.json" <<'PY' || fail "the real dnstt's smux stall"
+import json, sys
+got = {r["column"]: r for r in json.load(open(sys.argv[1]))["results"]}
+alone, via = got["real-dnstt-first"], got["real-dnstt-respool"]
+assert alone["client"]["bytes_down"] == 16384, alone["client"]
+assert not alone["client"]["complete"], alone["client"]
+assert abs(alone["client"]["seconds"] - 90) < 1, alone["client"]
+assert via["client"]["complete"], via["client"]
 PY
 fi
 echo "sim_table: ok"
