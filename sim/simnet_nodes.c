@@ -383,9 +383,7 @@ int sim_net_nodes_start(sim_net *n) {
       /* Its acks wait in that queue too, and its KCP runs kcp-go's
          timers as the client's does. */
       ss.ack_queued = 1;
-      if (cell->drv.kcp) {
-        tun_arq_settings_kcp(&ss.arq);
-      }
+      tun_arq_settings_kcp(&ss.arq);
     }
   }
   if (cell->drv.chain) {

@@ -527,8 +527,9 @@ int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
     sn = arq_get32(data + pos);
     slen = arq_get16(data + pos + 4);
     if (arq->s.kcp_timers &&
-        (uint32_t)(sn - arq->rcv_nxt) < arq_rcv_free(arq) + arq->s.rcv_wnd) {
-      /* KCP acks (with its send time) what is not past the window. */
+        (int32_t)(sn - (arq->rd_sn + arq->s.rcv_wnd)) < 0) {
+      /* KCP acks, with its send time, every segment short of the
+         window's end: duplicates of delivered ones too. */
       arq->rx_ts = arq_get32(data + pos + TUN_ARQ_SEG_HDR);
     }
     pos += arq->seg_hdr;

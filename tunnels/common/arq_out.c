@@ -49,9 +49,6 @@ static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
          (g->resend || rp_tstamp_elapsed(g->sent_at, g->rto, now));
 }
 
-/* arq_window returns how many segments may be in flight now. */
-static uint32_t arq_window(const tun_arq *arq) { return arq_peer_window(arq); }
-
 /* arq_can_open returns 1 if a new segment may be put in flight. */
 static int arq_can_open(const tun_arq *arq) {
   uint32_t inflight = arq->snd_nxt - arq->snd_una;
@@ -60,14 +57,14 @@ static int arq_can_open(const tun_arq *arq) {
       (uint32_t)(arq->flush_nxt - arq->snd_una) <= inflight) {
     return 0;
   }
-  return arq->sndq_len > 0 && inflight < arq_window(arq);
+  return arq->sndq_len > 0 && inflight < arq_peer_window(arq);
 }
 
 void tun_arq_send_flush(tun_arq *arq) {
   uint32_t sn;
 
   if (arq->s.send_held) {
-    arq->flush_nxt = arq->snd_una + arq_window(arq);
+    arq->flush_nxt = arq->snd_una + arq_peer_window(arq);
   }
   if (!arq->s.kcp_timers || arq_can_open(arq)) {
     return;
@@ -108,25 +105,8 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
   return want;
 }
 
-/* arq_sack_build writes the sack bitmap into |sack| and returns its
+/* arq_bitmap_build writes the sack bitmap into |sack| and returns its
    trimmed length (at most |max|). */
-static size_t arq_bitmap_build(tun_arq *arq, uint8_t *sack, size_t max);
-
-/* arq_sack_build writes the frame's sack area into |sack|: with
-   kcp_timers the echo of the last received send time first (when it
-   fits), then the bitmap. Returns its length (at most |max|). */
-static size_t arq_sack_build(tun_arq *arq, uint8_t *sack, size_t max) {
-  if (!arq->s.kcp_timers) {
-    return arq_bitmap_build(arq, sack, max);
-  }
-  if (max < ARQ_KCP_TS) {
-    return 0;
-  }
-  arq_put32(sack, arq->rx_ts);
-  return ARQ_KCP_TS +
-         arq_bitmap_build(arq, sack + ARQ_KCP_TS, max - ARQ_KCP_TS);
-}
-
 static size_t arq_bitmap_build(tun_arq *arq, uint8_t *sack, size_t max) {
   size_t n = 0, i;
   uint32_t span = arq_rcv_free(arq);
@@ -145,6 +125,21 @@ static size_t arq_bitmap_build(tun_arq *arq, uint8_t *sack, size_t max) {
     }
   }
   return n;
+}
+
+/* arq_sack_build writes the frame's sack area into |sack|: with
+   kcp_timers the echo of the last received send time first (when it
+   fits), then the bitmap. Returns its length (at most |max|). */
+static size_t arq_sack_build(tun_arq *arq, uint8_t *sack, size_t max) {
+  if (!arq->s.kcp_timers) {
+    return arq_bitmap_build(arq, sack, max);
+  }
+  if (max < ARQ_KCP_TS) {
+    return 0;
+  }
+  arq_put32(sack, arq->rx_ts);
+  return ARQ_KCP_TS +
+         arq_bitmap_build(arq, sack + ARQ_KCP_TS, max - ARQ_KCP_TS);
 }
 
 /* arq_emit writes segment |g| numbered |sn| at |out| and records the

@@ -109,6 +109,25 @@ static void test_arq_kcp_echo(void **state) {
   assert_int_equal(tun_arq_input(a, fb, (size_t)nb, 900 * MS), 0);
   tun_arq_get_stats(a, &st);
   assert_int_equal(st.srtt, 700 * MS);
+  /* Segment 1 goes at 800 ms and again at 850 (nacked). b gets the
+     resend, then the late original: KCP acks a duplicate too, with its
+     own send time, and the echo is the last one received (800 ms). */
+  {
+    uint8_t f1[256], f2[256];
+    rp_ssize n1, n2;
+    tun_arq_sent sent;
+
+    assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+    n1 = tun_arq_output(a, f1, sizeof(f1), 800 * MS, &sent);
+    tun_arq_nack(a, &sent);
+    n2 = tun_arq_output(a, f2, sizeof(f2), 850 * MS, NULL);
+    assert_int_equal(tun_arq_input(b, f2, (size_t)n2, 860 * MS), 1);
+    assert_int_equal(tun_arq_input(b, f1, (size_t)n1, 870 * MS), 1);
+  }
+  nb = tun_arq_output(b, fb, sizeof(fb), 990 * MS, NULL);
+  assert_int_equal(tun_arq_input(a, fb, (size_t)nb, 1000 * MS), 0);
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.srtt, (7 * 700 * MS + 200 * MS) / 8);
   tun_arq_del(a);
   tun_arq_del(b);
 }
