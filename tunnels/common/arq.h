@@ -83,15 +83,19 @@ typedef struct tun_arq_settings {
      window has room. */
   int send_held;
   /* kcp_timers: 1 times segments as kcp-go does with nodelay off (dnstt's
-     SetNoDelay(0, 0, 0, 1)): every frame that acks gives a round-trip
-     sample from the last send of the newest segment it acks (no Karn
-     rule), a sample under srtt - rttvar moves rttvar by 1/32 instead of
-     1/4, a timed-out segment's timeout grows by the base rto at each
-     resend (backoff_* and the rto_max ceiling unused for it), and a
-     segment sent before one an ack newly covered goes again at the next
+     SetNoDelay(0, 0, 0, 1)). Each segment carries its send time and
+     each frame echoes the send time of the last segment received (any
+     short of the window's end, duplicates too); a frame with a new echo
+     is a round-trip sample to it (no Karn rule; KCP samples every packet
+     of acks, the arq each echo once, as its frames repeat their ack
+     state). A sample under srtt - rttvar moves rttvar by 1/32 instead of
+     1/4; a timed-out segment's timeout grows by the base rto at each
+     resend (backoff_* and the rto_max ceiling unused for it); a segment
+     sent before one an ack newly covered goes again at the next
      tun_arq_send_flush that puts no new segment in flight (KCP's early
      retransmit; with fast_resend 0 as dnstt sets it, the only early
-     resend). 0 (default): the RFC 6298 timers above. */
+     resend). The send time and the echo take TUN_ARQ_KCP_OVERHEAD from
+     the mss. 0 (default): the RFC 6298 timers above. */
   int kcp_timers;
 } tun_arq_settings;
 
