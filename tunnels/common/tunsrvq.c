@@ -98,17 +98,14 @@ static void srvq_pop(tun_srvq *q) {
   --q->count;
 }
 
-/* srvq_frame_acked is tun_srvq_frame with ack_queued: the packets go
-   after room for the fixed header, then the header the last packet took
-   goes in front of them (its sack cut to the room left: it only reports
-   less). */
-static rp_ssize srvq_frame_acked(tun_srvq *q, uint8_t *out, size_t room,
-                                 tun_arq_sent *psent, uint64_t *pdrops) {
-  size_t pos = TUN_ARQ_HDR_FIXED, data, hlen;
-
-  if (room < TUN_ARQ_HDR_FIXED) {
-    return RP_ERR_NOBUF;
-  }
+/* srvq_take writes the oldest packets that fit into |out| from |pos| up
+   to |room| and returns the end: a first packet that cannot fit is
+   dropped (a query asking for less than the queue's packets:
+   dnstt-server sends it truncated and the client drops it, so it is
+   gone), counted in |*pdrops|. With ack_queued, each packet taken (acks
+   alone included) makes its ack header the one sent. */
+static size_t srvq_take(tun_srvq *q, uint8_t *out, size_t pos, size_t room,
+                        tun_arq_sent *psent, uint64_t *pdrops) {
   while (q->count > 0) {
     size_t len = q->len[q->head];
 
@@ -116,7 +113,6 @@ static rp_ssize srvq_frame_acked(tun_srvq *q, uint8_t *out, size_t room,
       if (psent->n > 0) {
         break;
       }
-      /* A first packet larger than the answer: gone (below). */
       ++*pdrops;
     } else {
       if (len > 0) {
@@ -124,12 +120,40 @@ static rp_ssize srvq_frame_acked(tun_srvq *q, uint8_t *out, size_t room,
         pos += len;
         ++psent->n;
       }
-      q->hdr_sent_len = q->hlen[q->head];
-      memcpy(q->hdr_sent, q->hdr + q->head * TUN_SRVQ_HDR, q->hdr_sent_len);
+      if (q->hdr != NULL) {
+        q->hdr_sent_len = q->hlen[q->head];
+        memcpy(q->hdr_sent, q->hdr + q->head * TUN_SRVQ_HDR,
+               q->hdr_sent_len);
+      }
     }
     srvq_pop(q);
   }
-  data = pos - TUN_ARQ_HDR_FIXED;
+  return pos;
+}
+
+rp_ssize tun_srvq_frame(tun_srvq *q, tun_arq *arq, uint8_t *out, size_t room,
+                        rp_tstamp now, tun_arq_sent *psent,
+                        uint64_t *pdrops) {
+  rp_ssize flen;
+  size_t data, hlen;
+
+  psent->n = 0;
+  if (q->hdr == NULL) {
+    /* The ack header of now, then the packets. */
+    flen = tun_arq_output(arq, out, TUN_ARQ_HDR_FIXED, now, NULL);
+    if (flen < 0) {
+      return flen;
+    }
+    return (rp_ssize)srvq_take(q, out, (size_t)flen, room, psent, pdrops);
+  }
+  /* ack_queued: the packets after room for the fixed header, then the
+     header the last one took in front of them, its sack cut to the room
+     left (it only reports less). */
+  if (room < TUN_ARQ_HDR_FIXED) {
+    return RP_ERR_NOBUF;
+  }
+  data = srvq_take(q, out, TUN_ARQ_HDR_FIXED, room, psent, pdrops) -
+         TUN_ARQ_HDR_FIXED;
   hlen = q->hdr_sent_len;
   if (hlen > room - data) {
     hlen = room - data;
@@ -138,40 +162,4 @@ static rp_ssize srvq_frame_acked(tun_srvq *q, uint8_t *out, size_t room,
   memcpy(out, q->hdr_sent, hlen);
   out[TUN_ARQ_HDR_FIXED - 1] = (uint8_t)(hlen - TUN_ARQ_HDR_FIXED);
   return (rp_ssize)(hlen + data);
-}
-
-rp_ssize tun_srvq_frame(tun_srvq *q, tun_arq *arq, uint8_t *out, size_t room,
-                        rp_tstamp now, tun_arq_sent *psent,
-                        uint64_t *pdrops) {
-  rp_ssize flen;
-  size_t pos;
-
-  psent->n = 0;
-  if (q->hdr != NULL) {
-    return srvq_frame_acked(q, out, room, psent, pdrops);
-  }
-  flen = tun_arq_output(arq, out, TUN_ARQ_HDR_FIXED, now, NULL);
-  if (flen < 0) {
-    return flen;
-  }
-  pos = (size_t)flen;
-  while (q->count > 0) {
-    size_t len = q->len[q->head];
-
-    if (pos + len > room) {
-      if (psent->n > 0) {
-        break;
-      }
-      /* A first packet larger than the answer (a query asking for less
-         than the queue's packets): dnstt-server sends it truncated and
-         the client drops it, so it is gone. */
-      ++*pdrops;
-    } else {
-      memcpy(out + pos, q->data + q->head * q->slot, len);
-      pos += len;
-      ++psent->n;
-    }
-    srvq_pop(q);
-  }
-  return (rp_ssize)pos;
 }
