@@ -44,6 +44,10 @@
    half its MaxStreamBuffer of 1 MiB: the reads between later updates. */
 #define NODES_SMUX_FIRST_READ 16384
 #define NODES_SMUX_EVERY_READ (512 * 1024)
+/* NODES_NOISE_MSG is the real dnstt server's Noise message, bytes of
+   the stream (4 096 less its 2-byte length write; tunsrv.h's
+   write_msg). */
+#define NODES_NOISE_MSG 4094
 /* NODES_DNSTT_QUEUE is dnstt-server's send queue per client, packets
    (turbotunnel.QueueSize at e5e873b). */
 #define NODES_DNSTT_QUEUE 128
@@ -384,6 +388,8 @@ int sim_net_nodes_start(sim_net *n) {
          timers as the client's does. */
       ss.ack_queued = 1;
       tun_arq_settings_kcp(&ss.arq);
+      /* Its KCP's writes: Noise messages, each flushed at once. */
+      ss.write_msg = NODES_NOISE_MSG;
     }
   }
   if (cell->drv.chain) {

@@ -379,11 +379,36 @@ static uint64_t arq_ack_seg(tun_arq *arq, arq_sseg *g, rp_tstamp now) {
   return order;
 }
 
+/* arq_kcp_fastacks counts KCP's fast acks of an ack frame (kcp-go's
+   parse_fastack): for each segment of |fresh| (the |n| the frame's sack
+   acked first: KCP acks a segment past its cumulative ack once), each
+   segment still in flight below it that was sent before it. The
+   cumulative ack counts none, as KCP's una does not. */
+static void arq_kcp_fastacks(tun_arq *arq, const uint32_t *fresh, size_t n) {
+  size_t i;
+
+  for (i = 0; i < n; ++i) {
+    uint64_t order = arq_sslot(arq, fresh[i])->tx_order;
+    uint32_t sn;
+
+    for (sn = arq->snd_una; sn != fresh[i]; ++sn) {
+      arq_sseg *g = arq_sslot(arq, sn);
+
+      if (g->used && !g->sacked && g->tx_order < order) {
+        ++g->fastack;
+      }
+    }
+  }
+}
+
 /* arq_input_acks applies una, wnd and the sack bitmap. */
 static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
                            const uint8_t *sack, size_t sack_len,
                            rp_tstamp now) {
   uint64_t newest = 0;
+  /* fresh lists the segments this frame's sack acked first. */
+  uint32_t fresh[TUN_ARQ_MAX_SACK * 8];
+  size_t nfresh = 0;
   int any = 0;
   uint32_t sn;
   size_t i;
@@ -426,21 +451,16 @@ static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
         /* Keep the slot occupied until the cumulative ack passes it. */
         g->used = 1;
         g->sacked = 1;
+        if (nfresh < sizeof(fresh) / sizeof(fresh[0])) {
+          fresh[nfresh++] = sn;
+        }
         newest = any && newest > t ? newest : t;
         any = 1;
       }
     }
   }
-  if (any && arq->s.kcp_timers) {
-    /* KCP's fast acks: each segment sent before the newest acked one;
-       tun_arq_send_flush resends them (early retransmit). */
-    for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
-      arq_sseg *g = arq_sslot(arq, sn);
-
-      if (g->used && !g->sacked && g->tx_order < newest) {
-        ++g->fastack;
-      }
-    }
+  if (arq->s.kcp_timers) {
+    arq_kcp_fastacks(arq, fresh, nfresh);
     return;
   }
   /* Release sacked segments that the una now covers (already done above)

@@ -74,6 +74,9 @@ typedef struct srv_session {
      received the offset of the next byte to the sink. */
   uint64_t served;
   uint64_t received;
+  /* msg_left: with write_msg, the bytes of the current message still to
+     write (0: the next write is a length). */
+  size_t msg_left;
   /* next_flush: with flush_interval, when the arq next lets new
      segments fill its window (tun_arq_send_flush). */
   rp_tstamp next_flush;
@@ -182,6 +185,9 @@ int tun_srv_new(tun_srv **psrv, const tun_srv_settings *settings,
       settings->max_answer < RP_DNS_MAX_UDP_DEFAULT ||
       settings->max_answer > TUN_WIRE_MAX_MSG ||
       settings->out_queue > TUN_SRV_MAX_OUT_QUEUE ||
+      settings->write_msg > SRV_CHUNK ||
+      (settings->write_msg > 0 &&
+       (settings->out_queue == 0 || settings->flush_interval == 0)) ||
       tun_srv_up_mss(&settings->domain) == 0) {
     return RP_ERR_INVALID_ARGUMENT;
   }
@@ -418,6 +424,32 @@ static int srv_answer_held(tun_srv *srv, srv_session *ss, const srv_held *h,
   return srv_send(srv, &h->peer, srv->out, (size_t)n);
 }
 
+/* srv_write_msgs moves served bytes into the arq as write_msg's
+   messages (tunsrv.h), each flushed into the send queue at once, while
+   kcp-go's Write would take them. */
+static void srv_write_msgs(tun_srv *srv, srv_session *ss, rp_tstamp now) {
+  while (ss->serving && tun_arq_kcp_writable(ss->arq)) {
+    size_t n = ss->msg_left > 0 ? ss->msg_left : TUN_SRV_MSG_LEN_BYTES;
+    size_t got;
+
+    if (n > tun_arq_send_space(ss->arq)) {
+      break;
+    }
+    got = srv->cb.source(ss->sid, ss->served, srv->chunk, n, srv->user_data);
+    if (got == 0) {
+      break;
+    }
+    if (got > n) {
+      got = n;
+    }
+    (void)tun_arq_write_msg(ss->arq, srv->chunk, got);
+    ss->served += got;
+    ss->msg_left = ss->msg_left > 0 ? ss->msg_left - got : srv->s.write_msg;
+    tun_arq_send_flush(ss->arq);
+    srv->st.queue_drops += tun_srvq_fill(&ss->q, ss->arq, ss->serving, now);
+  }
+}
+
 /* srv_pump moves uploaded bytes to the sink and served bytes into the
    arq. */
 static void srv_pump(tun_srv *srv, srv_session *ss, rp_tstamp now) {
@@ -432,6 +464,10 @@ static void srv_pump(tun_srv *srv, srv_session *ss, rp_tstamp now) {
   }
   if (!ss->serving && now >= ss->serve_at) {
     ss->serving = 1;
+  }
+  if (srv->s.write_msg > 0) {
+    srv_write_msgs(srv, ss, now);
+    return;
   }
   while (ss->serving && (n = tun_arq_send_space(ss->arq)) > 0) {
     size_t got;

@@ -36,6 +36,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* TUN_SRV_MSG_LEN_BYTES is the length write before each write_msg
+   message, bytes (Noise's length prefix). */
+#define TUN_SRV_MSG_LEN_BYTES 2u
+
 /* TUN_SRV_MAX_OUT_QUEUE bounds settings.out_queue, packets. */
 #define TUN_SRV_MAX_OUT_QUEUE 4096
 
@@ -118,6 +122,18 @@ typedef struct tun_srv_settings {
      MasterDnsVPN server answers a data packet with its ack first; the
      simulator's model of it sets this. */
   int up_ack_only;
+  /* write_msg (with out_queue and flush_interval): 0 moves served bytes
+     into the arq as they come; N > 0 writes them as kcp-go's Writes
+     under dnstt's Noise layer: a 2-byte length (TUN_SRV_MSG_LEN_BYTES),
+     then N bytes, each a write that starts its own segment
+     (tun_arq_write_msg) and is flushed at once into the send queue, while
+     KCP's Write would take it (tun_arq_kcp_writable). So an ack that
+     opens the window sends at once, and the download's segments come in
+     the real server's sizes. dnstt-server's Noise messages carry 4 096
+     bytes (4 112 with the tag, then the next length: 2, 908, 908, 908,
+     908, 480 bytes on loopback); the simulator's model of it sets 4 094,
+     the stream's bytes without the tag. */
+  size_t write_msg;
   /* max_answer caps every answer, bytes (1232, the EDNS size in use). */
   size_t max_answer;
   /* arq is the template of each session's arq; mss and peer_mss are

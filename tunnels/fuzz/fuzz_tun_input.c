@@ -39,7 +39,7 @@ static size_t fuzz_source(uint64_t sid, uint64_t offset, uint8_t *out,
 /* fuzz_server feeds |data| to a server of |mode|; |variant|'s bits turn
    on the simulator's server models: 1 out_queue (8 packets, flushed
    every 10 ms), 2 up_ack_only, 4 resends owed, 8 ack_queued (with 1),
-   16 kcp_timers on both ends' arqs. */
+   16 kcp_timers on both ends' arqs, 32 write_msg of 300 bytes (with 1). */
 static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
                         size_t size) {
   tun_srv_settings s;
@@ -61,6 +61,9 @@ static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
   }
   s.up_ack_only = (variant & 2u) != 0;
   s.ack_queued = (variant & 8u) != 0;
+  if ((variant & 33u) == 33u) {
+    s.write_msg = 300;
+  }
   if (variant & 16u) {
     tun_arq_settings_kcp(&s.arq);
   }

@@ -175,6 +175,58 @@ static void test_arq_kcp_early(void **state) {
   tun_arq_del(b);
 }
 
+/* KCP counts fast acks from its per-segment acks only: a cumulative ack
+   that covers a resent segment gives none to the segments sent before
+   the resend (they were sent after it the first time, and a later
+   sequence number is not passed over), and a sack counts none for the
+   segments above it. Without the rule each early resend made more. */
+static void test_arq_kcp_fastack_rule(void **state) {
+  tun_arq *a, *b;
+  tun_arq_sent sent, first;
+  uint8_t data[400] = {0}, f[4][256], r0[256], fb[256];
+  rp_ssize n[4], n0, nb;
+  rp_tstamp now = 10 * MS;
+  int i;
+
+  (void)state;
+  kcp_pair(&a, &b, 100, 8);
+  assert_int_equal(tun_arq_write(a, data, 400), 400);
+  for (i = 0; i < 4; ++i) {
+    n[i] = tun_arq_output(a, f[i], sizeof(f[i]), now, &sent);
+    assert_int_equal(sent.n, 1);
+    assert_int_equal(sent.sn[0], (uint32_t)i);
+    if (i == 0) {
+      first = sent;
+    }
+  }
+  tun_arq_nack(a, &first);
+  /* Segment 0 goes again, after 1-3. b gets only that resend and acks
+     it cumulatively. */
+  n0 = tun_arq_output(a, r0, sizeof(r0), now + MS, &sent);
+  assert_int_equal(sent.n, 1);
+  assert_int_equal(sent.sn[0], 0);
+  assert_int_equal(tun_arq_input(b, r0, (size_t)n0, now + 2 * MS), 1);
+  nb = tun_arq_output(b, fb, sizeof(fb), now + 2 * MS, NULL);
+  assert_int_equal(tun_arq_input(a, fb, (size_t)nb, now + 3 * MS), 0);
+  /* A flush that opens nothing resends none of 1-3. */
+  tun_arq_send_flush(a);
+  assert_int_equal(tun_arq_want_output(a, now + 4 * MS) & TUN_ARQ_WANT_DATA,
+                   0);
+  /* b gets 2: its sack passes over 1 (sent before 2), not 3. */
+  assert_int_equal(tun_arq_input(b, f[2], (size_t)n[2], now + 5 * MS), 1);
+  nb = tun_arq_output(b, fb, sizeof(fb), now + 5 * MS, NULL);
+  assert_int_equal(tun_arq_input(a, fb, (size_t)nb, now + 6 * MS), 0);
+  tun_arq_send_flush(a);
+  assert_true(tun_arq_want_output(a, now + 7 * MS) & TUN_ARQ_WANT_DATA);
+  (void)tun_arq_output(a, f[0], sizeof(f[0]), now + 7 * MS, &sent);
+  assert_int_equal(sent.n, 1);
+  assert_int_equal(sent.sn[0], 1);
+  assert_int_equal(tun_arq_want_output(a, now + 7 * MS) & TUN_ARQ_WANT_DATA,
+                   0);
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
 /* tun_arq_write_msg: a write starts a segment of its own while the
    window takes what was queued before it (kcp-go flushes after each
    write), and fills the last queued segment once it does not;
@@ -314,6 +366,7 @@ int main(void) {
       cmocka_unit_test(test_arq_kcp_backoff),
       cmocka_unit_test(test_arq_kcp_echo),
       cmocka_unit_test(test_arq_kcp_early),
+      cmocka_unit_test(test_arq_kcp_fastack_rule),
       cmocka_unit_test(test_arq_write_msg),
       cmocka_unit_test(test_arq_ack_header),
       cmocka_unit_test(test_arq_kcp_transfer),

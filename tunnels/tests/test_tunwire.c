@@ -639,6 +639,78 @@ static void test_tunwire_server_out_queue(void **state) {
   test_free(r);
 }
 
+/* write_msg (the real dnstt server's KCP writes): the served bytes go
+   in as a 2-byte write, then write_msg bytes, each its own segments,
+   while KCP's Write would take them (the window of 8: 4 messages); an
+   ack that opens the window puts the next ones in the queue at once,
+   with no flush interval passed. */
+static void test_tunwire_server_write_msg(void **state) {
+  sent_rec *r = test_calloc(1, sizeof(*r));
+  tun_srv_settings s;
+  tun_srv *srv;
+  tun_cli *cli;
+  tun_cli_settings cs;
+  tun_arq_stats st;
+  tun_peer peer = {.addrlen = 0};
+  uint8_t q[MSG_MAX], buf[MSG_MAX];
+  rp_ssize n;
+  size_t got, k;
+  uint16_t id = 0;
+
+  (void)state;
+  srv_settings(&s, TUN_MODE_DNSTT);
+  s.max_held = 1;
+  s.flush_interval = 10 * RP_MILLISECONDS;
+  s.arq.snd_wnd = s.arq.rcv_wnd = 8;
+  tun_arq_settings_kcp(&s.arq);
+  s.write_msg = 300;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r),
+                   RP_ERR_INVALID_ARGUMENT);
+  s.out_queue = 16;
+  s.ack_queued = 1;
+  s.write_msg = 4097;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r),
+                   RP_ERR_INVALID_ARGUMENT);
+  s.write_msg = 300;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
+  r->serve_bytes = 100000;
+  tun_cli_settings_default(&cs, TUN_MODE_DNSTT);
+  assert_int_equal(rp_dns_name_from_text(&cs.domain, "t.example"), 0);
+  cs.sid = 5;
+  cs.arq.snd_wnd = cs.arq.rcv_wnd = 8;
+  tun_arq_settings_kcp(&cs.arq);
+  assert_int_equal(tun_cli_new(&cli, &cs, rp_test_mem_plain()), 0);
+  /* All at time 0. Queries that ack nothing take the first window: four
+     messages of 2 + 300 bytes, 8 segments, and then nothing more. */
+  for (k = 0; k < 10; ++k, ++id) {
+    n = tun_cli_build_query(cli, q, sizeof(q), id, id, 0, NULL);
+    assert_true(n > 0);
+    assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
+  }
+  for (k = 0; k < r->n; ++k) {
+    assert_true(tun_cli_on_answer(cli, r->data[k], r->len[k], 0) >= 0);
+  }
+  got = tun_arq_read(tun_cli_arq(cli), buf, sizeof(buf));
+  assert_int_equal(got, 4 * 302);
+  tun_arq_get_stats(tun_cli_arq(cli), &st);
+  assert_int_equal(st.segs_received, 8);
+  /* The query that acks them opens the window: the held query and it
+     carry the next window at once, no flush interval later. */
+  r->n = 0;
+  n = tun_cli_build_query(cli, q, sizeof(q), id, id, 0, NULL);
+  assert_int_equal(tun_srv_on_datagram(srv, q, (size_t)n, &peer, 0), 0);
+  for (k = 0; k < r->n; ++k) {
+    assert_true(tun_cli_on_answer(cli, r->data[k], r->len[k], 0) >= 0);
+  }
+  assert_int_equal(tun_arq_read(tun_cli_arq(cli), buf, sizeof(buf)),
+                   4 * 302);
+  tun_arq_get_stats(tun_cli_arq(cli), &st);
+  assert_int_equal(st.segs_received, 16);
+  tun_cli_del(cli);
+  tun_srv_del(srv);
+  test_free(r);
+}
+
 /* A MasterDNS client asking for a download limit past any frame (a
    hostile or broken one) gets segments no larger than a frame: with the
    send queue full, the flush's segments are cut into the server's frame
@@ -703,6 +775,7 @@ int main(void) {
       cmocka_unit_test(test_tunwire_xfer_down_ends),
       cmocka_unit_test(test_tunwire_server_md_acks),
       cmocka_unit_test(test_tunwire_server_out_queue),
+      cmocka_unit_test(test_tunwire_server_write_msg),
       cmocka_unit_test(test_tunwire_server_md_down_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
