@@ -129,4 +129,6 @@ int sim_heap_pop(sim_heap *heap, sim_event *pev) {
   return 0;
 }
 
+uint64_t sim_heap_take_seq(sim_heap *heap) { return heap->next_seq++; }
+
 size_t sim_heap_len(const sim_heap *heap) { return heap->len; }

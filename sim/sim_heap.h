@@ -70,6 +70,11 @@ const sim_event *sim_heap_top(const sim_heap *heap);
    Returns 0, or RP_ERR_NOT_FOUND when the heap is empty. */
 int sim_heap_pop(sim_heap *heap, sim_event *pev);
 
+/* sim_heap_take_seq takes the next sequence number without a push: an
+   event kept outside the heap (a process's timer) gets the place in the
+   order a push would have given it. */
+uint64_t sim_heap_take_seq(sim_heap *heap);
+
 /* sim_heap_len returns the number of events waiting. */
 size_t sim_heap_len(const sim_heap *heap);
 

@@ -353,12 +353,13 @@ int sim_net_rearm(sim_net *n, uint32_t proc) {
     return 0;
   }
   p->timer_at = at;
-  ++p->timer_gen;
-  if (at == RP_TSTAMP_UNSET) {
-    return 0;
+  p->timer_armed = at != RP_TSTAMP_UNSET;
+  if (p->timer_armed) {
+    /* Where a push of the timer event would have put it. */
+    p->timer_ts = at > n->now ? at : n->now;
+    p->timer_seq = sim_heap_take_seq(&n->heap);
   }
-  return net_push(n, at > n->now ? at : n->now, SIM_NET_EV_TIMER, proc,
-                  p->timer_gen, 0);
+  return 0;
 }
 
 /* net_done runs the logic of |proc|'s current item, then frees its core
@@ -436,7 +437,7 @@ static int net_event(sim_net *n, const sim_event *ev) {
   case SIM_NET_EV_LATER:
     return sim_net_work(n, ev->a, SIM_NET_ITEM_LATER, ev->c);
   case SIM_NET_EV_TIMER:
-    if (ev->b != p->timer_gen || p->timer_queued) {
+    if (p->timer_queued) {
       return 0;
     }
     p->timer_queued = 1;
@@ -448,6 +449,37 @@ static int net_event(sim_net *n, const sim_event *ev) {
     return sim_net_free_core(n, ev->a);
   }
   return 0;
+}
+
+/* net_next takes the next event into |*pev|: the heap's first or an
+   armed timer, whichever comes first in (ts, seq) order. Returns 0 when
+   there is none. */
+static int net_next(sim_net *n, sim_event *pev) {
+  const sim_event *top = sim_heap_top(&n->heap);
+  sim_net_proc *best = NULL;
+  uint32_t i, bi = 0;
+
+  for (i = 0; i < SIM_NET_NPROCS; ++i) {
+    sim_net_proc *p = &n->procs[i];
+
+    if (p->timer_armed &&
+        (best == NULL || p->timer_ts < best->timer_ts ||
+         (p->timer_ts == best->timer_ts && p->timer_seq < best->timer_seq))) {
+      best = p;
+      bi = i;
+    }
+  }
+  if (best != NULL &&
+      (top == NULL || best->timer_ts < top->ts ||
+       (best->timer_ts == top->ts && best->timer_seq < top->seq))) {
+    best->timer_armed = 0;
+    *pev = (sim_event){.ts = best->timer_ts,
+                       .seq = best->timer_seq,
+                       .kind = SIM_NET_EV_TIMER,
+                       .a = bi};
+    return 1;
+  }
+  return sim_heap_pop(&n->heap, pev) == 0;
 }
 
 int sim_net_run(const sim_net_cell *cell, sim_net_result *res) {
@@ -476,7 +508,7 @@ int sim_net_run(const sim_net_cell *cell, sim_net_result *res) {
   for (i = 0; rv == 0 && i < SIM_NET_NPROCS; ++i) {
     rv = sim_net_rearm(n, i);
   }
-  while (rv == 0 && !n->stop && sim_heap_pop(&n->heap, &ev) == 0) {
+  while (rv == 0 && !n->stop && net_next(n, &ev)) {
     /* Samples see the state after every event before them; they push no
        event, so the run is the same with them. */
     while (rv == 0 && cell->sample_every > 0 && cell->on_sample != NULL &&

@@ -87,10 +87,14 @@ typedef struct sim_net_proc {
   uint64_t cpu;
   /* send_clock is when its last send of the current item leaves. */
   rp_tstamp send_clock;
-  /* timer_at is the armed expiry (UNSET: none), timer_gen its
-     generation; timer_queued is 1 while a timer item waits. */
+  /* timer_at is the expiry last asked for (UNSET: none); timer_queued
+     is 1 while a timer item waits. The timer is not in the event heap:
+     when timer_armed, it fires at (timer_ts, timer_seq), the place in
+     the heap's order a push at its arming would have had (simnet.c). */
   rp_tstamp timer_at;
-  uint64_t timer_gen;
+  rp_tstamp timer_ts;
+  uint64_t timer_seq;
+  int timer_armed;
   int timer_queued;
 } sim_net_proc;
 

@@ -14,12 +14,15 @@
  *   behind respool at once (the CLI prints its address before its
  *   checks end, and a client's start-up takes longer than their round
  *   trip). Without it every resolver is added unchecked at the start.
- * - The download's pattern is made once: the server's source keeps the
- *   last NODES_RING bytes it made in a ring (offsets ring_lo..ring_hi),
- *   and the client checks what it reads against them with memcmp (the
- *   transfer's own check is off, this one is its write_down hook: the same
- *   down_ok). Bytes the ring no longer holds are checked by
- *   tun_xfer_pattern_check.
+ * - The download's bytes: the server's source makes a pattern of its
+ *   own (byte o is byte o mod 8 of the word (o / 8 + 1) x NODES_MUL,
+ *   little-endian: a multiply and a store for 8 bytes, where the loopback
+ *   programs' tun_xfer_pattern_fill spends a few operations a byte), and
+ *   the client checks what it reads against it (the transfer's own check
+ *   is off, this one is its write_down hook: the same down_ok). A byte
+ *   out of place or from another offset shows. Only this check reads the
+ *   download's bytes, and the CPU model charges per datagram, so the
+ *   pattern moves no figure.
  */
 #include "simnet_internal.h"
 
@@ -27,9 +30,9 @@
 
 #include <string.h>
 
-/* NODES_RING is the size of the ring of served pattern bytes (the client
-   reads at most the send buffer and the windows behind the server). */
-#define NODES_RING (2u << 20)
+/* NODES_MUL is the download pattern's multiplier (odd: each word's
+   offset gives a different word). */
+#define NODES_MUL 0x9e3779b97f4a7c15ULL
 /* NODES_KCP_INTERVAL is dnstt's KCP flush interval (kcp-go's floor of
    10 ms for SetNoDelay's interval 0). */
 /* NODES_MD_WINDOW and NODES_MD_MAX_ANSWER are the real MasterDnsVPN
@@ -84,10 +87,6 @@ struct sim_net_nodes {
   /* The server. */
   tun_srv *srv;
   uint8_t buf[SIM_NET_PKT_MAX];
-  /* ring holds the pattern bytes of offsets ring_lo..ring_hi, byte o at
-     o % NODES_RING. */
-  uint8_t *ring;
-  uint64_t ring_lo, ring_hi;
 };
 
 /* ---------------------------------------------------------------- */
@@ -175,48 +174,44 @@ static int nodes_srv_send(const tun_peer *peer, const uint8_t *data,
   return sim_net_send(n, SIM_NET_SERVER, 0, proc, port, data, len);
 }
 
-/* nodes_ring_copy copies |len| bytes between |buf| and the ring at
-   stream offset |offset| (into the ring when |put|), or compares them
-   (returns 0 when equal). */
-static int nodes_ring_copy(uint8_t *ring, const uint8_t *buf, size_t len,
-                           uint64_t offset, int put) {
-  size_t at = (size_t)(offset % NODES_RING), done = 0;
-  int diff = 0;
-
-  while (done < len) {
-    size_t chunk = NODES_RING - at;
-
-    if (chunk > len - done) {
-      chunk = len - done;
-    }
-    if (put) {
-      memcpy(ring + at, buf + done, chunk);
-    } else {
-      diff |= memcmp(ring + at, buf + done, chunk);
-    }
-    done += chunk;
-    at = 0;
-  }
-  return diff;
+/* nodes_byte returns the download pattern's byte at offset |o|. */
+static uint8_t nodes_byte(uint64_t o) {
+  return (uint8_t)(((o / 8 + 1) * NODES_MUL) >> (8 * (o % 8)));
 }
 
-/* nodes_ring_put keeps the |len| pattern bytes at |offset| in the ring. */
-static void nodes_ring_put(sim_net_nodes *no, const uint8_t *data, size_t len,
-                           uint64_t offset) {
-  if (len > NODES_RING) {
-    data += len - NODES_RING;
-    offset += len - NODES_RING;
-    len = NODES_RING;
+/* nodes_fill writes the |len| pattern bytes at stream offset |offset|
+   to |out|: the first bytes up to a word's start one at a time, then a
+   word (8 bytes) a multiply. */
+static void nodes_fill(uint8_t *out, size_t len, uint64_t offset) {
+  size_t i = 0;
+
+  for (; i < len && (offset + i) % 8 != 0; ++i) {
+    out[i] = nodes_byte(offset + i);
   }
-  if (offset != no->ring_hi) {
-    /* Not where the ring ends (another session): start it again. */
-    no->ring_lo = offset;
+  for (; i + 8 <= len; i += 8) {
+    tun_xfer_store64(out + i, ((offset + i) / 8 + 1) * NODES_MUL);
   }
-  nodes_ring_copy(no->ring, data, len, offset, 1);
-  no->ring_hi = offset + len;
-  if (no->ring_hi - no->ring_lo > NODES_RING) {
-    no->ring_lo = no->ring_hi - NODES_RING;
+  for (; i < len; ++i) {
+    out[i] = nodes_byte(offset + i);
   }
+}
+
+/* nodes_differ returns 1 if the |len| bytes of |data| are not the
+   pattern at stream offset |offset|. */
+static int nodes_differ(const uint8_t *data, size_t len, uint64_t offset) {
+  uint64_t diff = 0;
+  size_t i = 0;
+
+  for (; i < len && (offset + i) % 8 != 0; ++i) {
+    diff |= data[i] ^ nodes_byte(offset + i);
+  }
+  for (; i + 8 <= len; i += 8) {
+    diff |= tun_xfer_load64(data + i) ^ ((offset + i) / 8 + 1) * NODES_MUL;
+  }
+  for (; i < len; ++i) {
+    diff |= data[i] ^ nodes_byte(offset + i);
+  }
+  return diff != 0;
 }
 
 /* nodes_down_check is the transfer's write_down hook: it checks the
@@ -225,13 +220,8 @@ static void nodes_ring_put(sim_net_nodes *no, const uint8_t *data, size_t len,
 static int nodes_down_check(const uint8_t *data, size_t len,
                             void *user_data) {
   sim_net_nodes *no = ((sim_net *)user_data)->nodes;
-  uint64_t offset = tun_drv_xfer(no->drv)->bytes_down;
 
-  if (offset >= no->ring_lo && offset <= no->ring_hi &&
-      len <= no->ring_hi - offset) {
-    return nodes_ring_copy(no->ring, data, len, offset, 0) != 0;
-  }
-  return !tun_xfer_pattern_check(data, len, offset, TUN_XFER_STREAM_DOWN);
+  return nodes_differ(data, len, tun_drv_xfer(no->drv)->bytes_down);
 }
 
 static size_t nodes_srv_source(uint64_t sid, uint64_t offset, uint8_t *out,
@@ -246,8 +236,7 @@ static size_t nodes_srv_source(uint64_t sid, uint64_t offset, uint8_t *out,
   if (cap > total - offset) {
     cap = (size_t)(total - offset);
   }
-  tun_xfer_pattern_fill(out, cap, offset, TUN_XFER_STREAM_DOWN);
-  nodes_ring_put(n->nodes, out, cap, offset);
+  nodes_fill(out, cap, offset);
   return cap;
 }
 
@@ -360,10 +349,6 @@ int sim_net_nodes_start(sim_net *n) {
   no->rng_client = cell->seed ^ NODES_SEED_CLIENT;
   no->rng_pool = cell->seed ^ NODES_SEED_POOL;
   no->finished_at = RP_TSTAMP_UNSET;
-  no->ring = n->mem->malloc(NODES_RING, n->mem->user_data);
-  if (no->ring == NULL) {
-    return RP_ERR_NOMEM;
-  }
   rv = sim_net_fr_init(n, &no->fr);
   if (rv != 0) {
     return rv;
@@ -432,7 +417,7 @@ int sim_net_nodes_start(sim_net *n) {
   if (rv != 0) {
     return rv;
   }
-  /* The pattern check against the server's ring (see the notes). */
+  /* The download's pattern check (see the notes). */
   tun_drv_xfer(no->drv)->check = 0;
   tun_drv_xfer(no->drv)->write_down = nodes_down_check;
   tun_drv_xfer(no->drv)->io_data = n;
@@ -508,7 +493,6 @@ void sim_net_nodes_free(sim_net *n) {
   tun_srv_del(no->srv);
   sim_net_fr_free(n, &no->fr);
   sim_net_dd_free(n, &no->dd);
-  n->mem->free(no->ring, n->mem->user_data);
   n->mem->free(no, n->mem->user_data);
   n->nodes = NULL;
 }

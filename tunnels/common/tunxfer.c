@@ -38,32 +38,13 @@ static inline uint64_t xfer_pattern_word(uint64_t v) {
          ((v + 7 * XFER_MUL) & 0xff00000000000000ULL);
 }
 
-/* xfer_load64 and xfer_store64 move 8 bytes in memory order
-   (little-endian words). */
-static inline uint64_t xfer_load64(const uint8_t *p) {
-  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-         (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-         (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
-
-static inline void xfer_store64(uint8_t *p, uint64_t w) {
-  p[0] = (uint8_t)w;
-  p[1] = (uint8_t)(w >> 8);
-  p[2] = (uint8_t)(w >> 16);
-  p[3] = (uint8_t)(w >> 24);
-  p[4] = (uint8_t)(w >> 32);
-  p[5] = (uint8_t)(w >> 40);
-  p[6] = (uint8_t)(w >> 48);
-  p[7] = (uint8_t)(w >> 56);
-}
-
 void tun_xfer_pattern_fill(uint8_t *out, size_t len, uint64_t offset,
                            uint8_t stream) {
   uint64_t v = offset * XFER_MUL, s = XFER_BYTES * stream;
   size_t i = 0;
 
   for (; i + 8 <= len; i += 8, v += 8 * XFER_MUL) {
-    xfer_store64(out + i, xfer_pattern_word(v) ^ s);
+    tun_xfer_store64(out + i, xfer_pattern_word(v) ^ s);
   }
   for (; i < len; ++i, v += XFER_MUL) {
     out[i] = (uint8_t)((v >> 56) ^ stream);
@@ -76,7 +57,7 @@ int tun_xfer_pattern_check(const uint8_t *data, size_t len, uint64_t offset,
   size_t i = 0;
 
   for (; i + 8 <= len; i += 8, v += 8 * XFER_MUL) {
-    diff |= xfer_load64(data + i) ^ xfer_pattern_word(v) ^ s;
+    diff |= tun_xfer_load64(data + i) ^ xfer_pattern_word(v) ^ s;
   }
   for (; i < len; ++i, v += XFER_MUL) {
     diff |= data[i] ^ (uint8_t)((v >> 56) ^ stream);

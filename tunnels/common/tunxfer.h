@@ -26,6 +26,26 @@
 /* TUN_XFER_PATTERN_MUL is the multiplier of the pattern's hash. */
 #define TUN_XFER_PATTERN_MUL 0x9E3779B97F4A7C15ULL
 
+/* tun_xfer_load64 and tun_xfer_store64 move 8 bytes in memory order
+   (little-endian words), written out so that the compiler makes each one
+   move (gcc -O2 does not unroll a loop of 8). */
+static inline uint64_t tun_xfer_load64(const uint8_t *p) {
+  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+         (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+         (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+static inline void tun_xfer_store64(uint8_t *p, uint64_t w) {
+  p[0] = (uint8_t)w;
+  p[1] = (uint8_t)(w >> 8);
+  p[2] = (uint8_t)(w >> 16);
+  p[3] = (uint8_t)(w >> 24);
+  p[4] = (uint8_t)(w >> 32);
+  p[5] = (uint8_t)(w >> 40);
+  p[6] = (uint8_t)(w >> 48);
+  p[7] = (uint8_t)(w >> 56);
+}
+
 /* tun_xfer_pattern_byte returns byte |offset| of generated stream
    |stream| (a multiplicative hash of the offset: a lost, repeated or
    misplaced segment changes the bytes). */
