@@ -271,6 +271,9 @@ static void drv_workers_start(tun_drv *d, rp_tstamp now) {
     tun_orig_settings os;
 
     tun_orig_settings_default(&os);
+    /* dnstt-client's KCP (kcp-go v5) acks segments that came in order
+       with one ack segment a flush. */
+    os.ack_compact = d->set.kcp;
     tun_orig_init(&d->orig, &os, now);
     drv_orig_pump(d, now);
     return;

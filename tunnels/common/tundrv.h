@@ -144,7 +144,8 @@ typedef struct tun_drv_settings {
   int ack_held;
   /* ORIGINAL: kcp 1 runs the client's arq as dnstt-client's KCP:
      kcp-go's timers (tun_arq_settings_kcp) with the early resends made
-     at each KCP flush, and segments of TUN_DRV_KCP_MSS bytes. */
+     at each KCP flush, segments of TUN_DRV_KCP_MSS bytes, and one ack
+     query a flush (tun_orig_settings.ack_compact). */
   int kcp;
   /* no_down_hash: 1 skips the FNV-1a hash of the download (0: kept, as
      the clients print it); the simulator reads no hash. */

@@ -82,7 +82,7 @@ int tun_orig_next(tun_orig *o, uint32_t want, rp_tstamp now) {
        since (a poll is an empty query), so the segments received count,
        not whether an arq frame carried their ack already. */
     o->last_ack = now;
-    o->ack_burst = (o->acks_owed + per - 1) / per;
+    o->ack_burst = o->set.ack_compact ? 1 : (o->acks_owed + per - 1) / per;
     if (o->ack_burst == 0) {
       o->ack_burst = 1;
     }

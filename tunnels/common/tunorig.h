@@ -62,6 +62,13 @@ typedef struct tun_orig_settings {
      MTU); a flush sends one query for each such group received since
      the last flush, at least one. */
   uint32_t acks_per_query;
+  /* ack_compact: 1 makes a flush one query, whatever the segments
+     received since the last one (kcp-go v5, as the real dnstt-client is
+     built, writes only the newest of the acks its cumulative ack covers:
+     segments that came in order need one ack segment; the model counts
+     every segment as in order); 0 (default, the minimal client's
+     --original): a query for each acks_per_query of them. */
+  int ack_compact;
 } tun_orig_settings;
 
 /* tun_orig_settings_default fills |s| with the values of dnstt e5e873b. */
