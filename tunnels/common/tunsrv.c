@@ -186,6 +186,7 @@ int tun_srv_new(tun_srv **psrv, const tun_srv_settings *settings,
       settings->max_answer > TUN_WIRE_MAX_MSG ||
       settings->out_queue > TUN_SRV_MAX_OUT_QUEUE ||
       settings->write_msg > SRV_CHUNK ||
+      settings->write_msg > settings->arq.snd_buf ||
       (settings->write_msg > 0 &&
        (settings->out_queue == 0 || settings->flush_interval == 0)) ||
       tun_srv_up_mss(&settings->domain) == 0) {

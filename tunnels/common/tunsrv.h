@@ -132,7 +132,8 @@ typedef struct tun_srv_settings {
      the real server's sizes. dnstt-server's Noise messages carry 4 096
      bytes (4 112 with the tag, then the next length: 2, 908, 908, 908,
      908, 480 bytes on loopback); the simulator's model of it sets 4 094,
-     the stream's bytes without the tag. */
+     the stream's bytes without the tag. At most 4 096 and the arq's
+     snd_buf. */
   size_t write_msg;
   /* max_answer caps every answer, bytes (1232, the EDNS size in use). */
   size_t max_answer;

@@ -671,6 +671,12 @@ static void test_tunwire_server_write_msg(void **state) {
   s.write_msg = 4097;
   assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r),
                    RP_ERR_INVALID_ARGUMENT);
+  /* A message the send buffer cannot take would never be written. */
+  s.write_msg = 300;
+  s.arq.snd_buf = 299;
+  assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r),
+                   RP_ERR_INVALID_ARGUMENT);
+  s.arq.snd_buf = 64 * 1024;
   s.write_msg = 300;
   assert_int_equal(tun_srv_new(&srv, &s, &rec_cb, rp_test_mem_plain(), r), 0);
   r->serve_bytes = 100000;
