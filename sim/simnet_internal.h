@@ -50,7 +50,8 @@ typedef struct sim_net_pkt {
 typedef enum sim_net_ev_kind {
   SIM_NET_EV_ARRIVE = 1, /* a datagram reaches process a: c = packet */
   SIM_NET_EV_LATER,      /* process a's delayed send is due: c = packet */
-  SIM_NET_EV_TIMER,      /* process a's timer: b = its generation */
+  SIM_NET_EV_TIMER,      /* process a's timer (net_next makes it from the
+                            process's timer_ts, timer_seq; never pushed) */
   SIM_NET_EV_DONE,       /* process a spent its item's cost */
   SIM_NET_EV_FREE        /* process a's sends left: its core is free */
 } sim_net_ev_kind;
