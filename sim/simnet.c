@@ -98,6 +98,8 @@ void sim_net_cell_default(sim_net_cell *cell) {
   cell->ncores = 2;
   cell->link = 20 * NET_US;
   cell->link_jitter = 20 * NET_US;
+  cell->fr_late = 90 * NET_US;
+  cell->fr_late_jitter = 80 * NET_US;
   cell->seed = 1;
   cell->limit = 120 * RP_SECONDS;
 }
@@ -269,24 +271,15 @@ static rp_duration net_jitter(sim_net *n) {
   return sim_net_rng_next(&n->rng_link) % (n->cell.link_jitter + 1);
 }
 
-/* NET_PKT_OVERSIZE is net_pkt_new's "too large, dropped" (not an
-   error). */
-#define NET_PKT_OVERSIZE 1
-
-/* net_pkt_new copies the datagram |data| of |len| bytes from
-   |src_proc|:|src_port| to |dst_proc|:|dst_port| into a free packet,
-   |*pidx|. Returns 0, NET_PKT_OVERSIZE when it is larger than
-   SIM_NET_PKT_MAX (counted in oversize and dropped), or
-   sim_net_pkt_alloc's error. */
-static int net_pkt_new(sim_net *n, uint32_t src_proc, uint32_t src_port,
-                       uint32_t dst_proc, uint32_t dst_port,
-                       const uint8_t *data, size_t len, uint32_t *pidx) {
+int sim_net_pkt_new(sim_net *n, uint32_t src_proc, uint32_t src_port,
+                    uint32_t dst_proc, uint32_t dst_port, const uint8_t *data,
+                    size_t len, uint32_t *pidx) {
   sim_net_pkt *pk;
   int rv;
 
   if (len > SIM_NET_PKT_MAX) {
     ++n->oversize;
-    return NET_PKT_OVERSIZE;
+    return SIM_NET_PKT_OVERSIZE;
   }
   rv = sim_net_pkt_alloc(n, pidx);
   if (rv != 0) {
@@ -307,11 +300,11 @@ int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
                  size_t len) {
   sim_net_proc *p = &n->procs[src_proc];
   uint32_t idx;
-  int rv =
-      net_pkt_new(n, src_proc, src_port, dst_proc, dst_port, data, len, &idx);
+  int rv = sim_net_pkt_new(n, src_proc, src_port, dst_proc, dst_port, data,
+                           len, &idx);
 
   if (rv != 0) {
-    return rv == NET_PKT_OVERSIZE ? 0 : rv;
+    return rv == SIM_NET_PKT_OVERSIZE ? 0 : rv;
   }
   /* Sends leave one after another, each after its cost. */
   if (p->send_clock < n->now) {
@@ -329,20 +322,6 @@ int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
   }
   return net_push(n, p->send_clock + n->cell.link + net_jitter(n),
                   SIM_NET_EV_ARRIVE, dst_proc, 0, idx);
-}
-
-int sim_net_send_at(sim_net *n, rp_tstamp at, uint32_t src_proc,
-                    uint32_t src_port, uint32_t dst_proc, uint32_t dst_port,
-                    const uint8_t *data, size_t len) {
-  uint32_t idx;
-  int rv =
-      net_pkt_new(n, src_proc, src_port, dst_proc, dst_port, data, len, &idx);
-
-  if (rv != 0) {
-    return rv == NET_PKT_OVERSIZE ? 0 : rv;
-  }
-  /* A timer of the sender sends it then (its CPU is spent there). */
-  return net_push(n, at, SIM_NET_EV_LATER, src_proc, 0, idx);
 }
 
 int sim_net_rearm(sim_net *n, uint32_t proc) {
@@ -379,9 +358,6 @@ static int net_done(sim_net *n, uint32_t proc) {
   }
   if (it.kind == SIM_NET_ITEM_DGRAM) {
     rv = sim_net_node_datagram(n, proc, &n->rx);
-  } else if (it.kind == SIM_NET_ITEM_LATER) {
-    rv = sim_net_send(n, n->rx.src_proc, n->rx.src_port, n->rx.dst_proc,
-                      n->rx.dst_port, n->rx.data, n->rx.len);
   } else {
     p->timer_queued = 0;
     rv = sim_net_node_timer(n, proc);
@@ -434,8 +410,6 @@ static int net_event(sim_net *n, const sim_event *ev) {
   switch ((sim_net_ev_kind)ev->kind) {
   case SIM_NET_EV_ARRIVE:
     return sim_net_work(n, ev->a, SIM_NET_ITEM_DGRAM, ev->c);
-  case SIM_NET_EV_LATER:
-    return sim_net_work(n, ev->a, SIM_NET_ITEM_LATER, ev->c);
   case SIM_NET_EV_TIMER:
     if (p->timer_queued) {
       return 0;

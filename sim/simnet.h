@@ -133,6 +133,14 @@ typedef struct sim_net_cell {
   uint32_t ncores;
   rp_duration link;
   rp_duration link_jitter;
+  /* fr_late is how late the fake resolvers' loop wakes from its epoll
+     timeout, ns, plus a uniform draw of up to fr_late_jitter: the
+     kernel's timer slack (50 us) and the wake-up. 90-170 us: the real
+     fakeres's timeouts, perf tracepoints of its epoll_wait with the real
+     MasterDnsVPN alone over one 10 ms resolver, were late by p10 93 us,
+     p50 127, p90 169 (simnet_fakeres.c has the loop). */
+  rp_duration fr_late;
+  rp_duration fr_late_jitter;
   sim_net_costs costs;
   /* seed seeds every random stream. */
   uint64_t seed;
@@ -159,10 +167,11 @@ typedef struct sim_net_result {
   /* server is the tunnel server's counters (its queries, empty answers,
      retransmissions...), as the tunnels' servers print them. */
   tun_srv_stats server;
-  /* Per resolver: queries received, answered, refused, dropped, lost. */
+  /* Per resolver: queries received, answered, refused, dropped, lost,
+     overflow (fakeres's JSON names). */
   uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
       refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],
-      lost[SIM_NET_MAX_RES];
+      lost[SIM_NET_MAX_RES], overflow[SIM_NET_MAX_RES];
   /* The pool's counters (a pool relay), else zero; kind is the kind
      whose settings it runs at the end (the cell's, or with sense:
      generic before and after no verdict, RP_KIND_AUTO while sensing). */

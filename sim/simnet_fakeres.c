@@ -10,9 +10,19 @@
  *   relayed back after the profile's delay, as fr_upstream.c does; a
  *   refusal is built at once (sim_resolver_reply) and leaves after the
  *   delay; drops, losses and a dead resolver answer nothing.
- * - Delayed replies leave at the first whole millisecond at or past their
- *   due time: fakeres's one libuv timer counts whole milliseconds
- *   (fr_reply.c).
+ * - Delayed replies leave from fakeres's one libuv timer (fr_reply.c),
+ *   modelled with the loop around it. The timer counts whole
+ *   milliseconds of the loop's time, its milliseconds truncated: armed
+ *   at x for the heap's top, it is due at the boundary
+ *   B = floor(x) + ceil(top.due - x). The loop runs it at its first
+ *   wake whose floor(time) >= B, and the callback sends what is due by
+ *   then (a reply not yet due waits for the next boundary). The loop
+ *   wakes on each datagram it handles and from its epoll timeout, taken
+ *   at each wake y as B - floor(y) whole milliseconds: so that wake
+ *   comes at B plus the fraction of a millisecond of the loop's last
+ *   wake, plus the kernel's lateness (cell.fr_late, fr_late_jitter).
+ *   The replies so leave at any fraction of a millisecond, as the real
+ *   fakeres's do, and the phase moves with each wake.
  * - Resolver r's profile draws from its own stream, seeded from the
  *   cell's seed and r.
  */
@@ -25,8 +35,14 @@
 
 /* SIM_NET_FR_TICK is fakeres's timer resolution (libuv: 1 ms). */
 #define SIM_NET_FR_TICK RP_MILLISECONDS
-/* SIM_NET_FR_SEED is the resolvers' seed stream (an odd constant). */
+/* SIM_NET_FR_SEED is the resolvers' seed stream (an odd constant);
+   SIM_NET_FR_SEED_LATE the loop's lateness stream. */
 #define SIM_NET_FR_SEED 0x165667b19e3779f9ULL
+#define SIM_NET_FR_SEED_LATE 0x27d4eb2f165667c5ULL
+/* SIM_NET_FR_HELD_MAX caps the replies waiting for their delay, as
+   fakeres's FR_SERVER_DELAYED_MAX does; one more is counted as
+   overflow. */
+#define SIM_NET_FR_HELD_MAX 65536u
 
 int sim_net_fr_init(sim_net *n, sim_net_fr *fr) {
   size_t r;
@@ -40,20 +56,173 @@ int sim_net_fr_init(sim_net *n, sim_net_fr *fr) {
     fr_profile_init(&fr->prof[r], &n->cell.res[r], 0);
     fr_rng_seed(&fr->rng[r], n->cell.seed ^ (SIM_NET_FR_SEED * (r + 1)));
   }
+  fr->rng_late = n->cell.seed ^ SIM_NET_FR_SEED_LATE;
+  fr->wake = RP_TSTAMP_UNSET;
   return 0;
 }
 
 void sim_net_fr_free(sim_net *n, sim_net_fr *fr) {
+  size_t i;
+
+  for (i = 0; i < fr->nq; ++i) {
+    sim_net_pkt_free(n, fr->q[i].pkt);
+  }
+  n->mem->free(fr->q, n->mem->user_data);
   n->mem->free(fr->fwd, n->mem->user_data);
+  fr->q = NULL;
+  fr->nq = fr->capq = 0;
   fr->fwd = NULL;
 }
 
-/* fr_leave_at returns when a reply delayed by |delay| leaves (see the
-   notes). */
-static rp_tstamp fr_leave_at(const sim_net *n, rp_duration delay) {
-  rp_tstamp due = n->now + delay;
+/* ---------------------------------------------------------------- */
+/* The delayed replies and the loop's timer                           */
+/* ---------------------------------------------------------------- */
 
-  return (due + SIM_NET_FR_TICK - 1) / SIM_NET_FR_TICK * SIM_NET_FR_TICK;
+static int frq_less(const sim_net_frq *a, const sim_net_frq *b) {
+  return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+}
+
+static void frq_swap(sim_net_frq *q, size_t i, size_t j) {
+  sim_net_frq t = q[i];
+
+  q[i] = q[j];
+  q[j] = t;
+}
+
+static void frq_pop(sim_net_fr *fr) {
+  size_t i = 0;
+
+  fr->q[0] = fr->q[--fr->nq];
+  for (;;) {
+    size_t l = 2 * i + 1, m = i;
+
+    if (l < fr->nq && frq_less(&fr->q[l], &fr->q[m])) {
+      m = l;
+    }
+    if (l + 1 < fr->nq && frq_less(&fr->q[l + 1], &fr->q[m])) {
+      m = l + 1;
+    }
+    if (m == i) {
+      return;
+    }
+    frq_swap(fr->q, i, m);
+    i = m;
+  }
+}
+
+static rp_tstamp fr_floor(rp_tstamp t) {
+  return t / SIM_NET_FR_TICK * SIM_NET_FR_TICK;
+}
+
+rp_tstamp sim_net_fr_boundary(rp_tstamp now, rp_tstamp due) {
+  rp_tstamp b = fr_floor(now);
+
+  if (due > now) {
+    b += (due - now + SIM_NET_FR_TICK - 1) / SIM_NET_FR_TICK * SIM_NET_FR_TICK;
+  }
+  return b;
+}
+
+int sim_net_fr_timer_due(rp_tstamp now, rp_tstamp boundary) {
+  return fr_floor(now) >= boundary;
+}
+
+rp_tstamp sim_net_fr_sleep(rp_tstamp now, rp_tstamp boundary,
+                           rp_duration late) {
+  rp_tstamp floor_now = fr_floor(now);
+
+  return now + (boundary > floor_now ? boundary - floor_now : 0) + late;
+}
+
+/* fr_arm arms the timer at n->now for the heap's top (fr_reply.c's
+   delay_timer_rearm), or stops it. */
+static void fr_arm(const sim_net *n, sim_net_fr *fr) {
+  fr->armed = fr->nq > 0;
+  if (fr->armed) {
+    fr->boundary = sim_net_fr_boundary(n->now, fr->q[0].due);
+  }
+}
+
+/* fr_hold keeps the reply in packet |pkt| until n->now + |delay|. */
+static int fr_hold(sim_net *n, sim_net_fr *fr, uint32_t pkt,
+                   rp_duration delay) {
+  size_t i;
+
+  if (fr->nq == fr->capq) {
+    size_t ncap = fr->capq ? fr->capq * 2 : 64;
+    sim_net_frq *nq = n->mem->realloc(fr->q, ncap * sizeof(*nq),
+                                      n->mem->user_data);
+
+    if (nq == NULL) {
+      sim_net_pkt_free(n, pkt);
+      return RP_ERR_NOMEM;
+    }
+    fr->q = nq;
+    fr->capq = ncap;
+  }
+  i = fr->nq++;
+  fr->q[i] = (sim_net_frq){.due = n->now + delay, .seq = fr->qseq++, .pkt = pkt};
+  while (i > 0 && frq_less(&fr->q[i], &fr->q[(i - 1) / 2])) {
+    frq_swap(fr->q, i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+  if (i == 0) {
+    fr_arm(n, fr);
+  }
+  return 0;
+}
+
+/* fr_later holds a reply of |len| bytes in fr->buf from resolver |r| to
+   |proc|:|port| for |delay|. */
+static int fr_later(sim_net *n, sim_net_fr *fr, uint32_t r, uint32_t proc,
+                    uint32_t port, size_t len, rp_duration delay) {
+  uint32_t pkt;
+  int rv;
+
+  if (fr->nq >= SIM_NET_FR_HELD_MAX) {
+    ++fr->overflow[r];
+    return 0;
+  }
+  rv = sim_net_pkt_new(n, SIM_NET_FAKERES, r, proc, port, fr->buf, len, &pkt);
+  if (rv != 0) {
+    return rv == SIM_NET_PKT_OVERSIZE ? 0 : rv;
+  }
+  return fr_hold(n, fr, pkt, delay);
+}
+
+int sim_net_fr_wake(sim_net *n, sim_net_fr *fr) {
+  rp_duration late = n->cell.fr_late;
+
+  /* The timers run after the datagrams of the wake (libuv's next
+     iteration), then the loop sleeps. */
+  if (fr->armed && sim_net_fr_timer_due(n->now, fr->boundary)) {
+    while (fr->nq > 0 && fr->q[0].due <= n->now) {
+      const sim_net_pkt *pk = &n->pkts[fr->q[0].pkt];
+      uint32_t src_port = pk->src_port, dst_proc = pk->dst_proc;
+      uint32_t dst_port = pk->dst_port, len = pk->len;
+      int rv;
+
+      /* Copied out first: the send's packet may move n->pkts. */
+      memcpy(fr->buf, pk->data, len);
+      sim_net_pkt_free(n, fr->q[0].pkt);
+      frq_pop(fr);
+      rv = sim_net_send(n, SIM_NET_FAKERES, src_port, dst_proc, dst_port,
+                        fr->buf, len);
+      if (rv != 0) {
+        return rv;
+      }
+    }
+    fr_arm(n, fr);
+  }
+  if (!fr->armed) {
+    fr->wake = RP_TSTAMP_UNSET;
+    return 0;
+  }
+  if (n->cell.fr_late_jitter > 0) {
+    late += sim_net_rng_next(&fr->rng_late) % (n->cell.fr_late_jitter + 1);
+  }
+  fr->wake = sim_net_fr_sleep(n->now, fr->boundary, late);
+  return 0;
 }
 
 int sim_net_fr_query(sim_net *n, sim_net_fr *fr, const sim_net_pkt *pk,
@@ -95,8 +264,8 @@ int sim_net_fr_query(sim_net *n, sim_net_fr *fr, const sim_net_pkt *pk,
       return sim_net_send(n, SIM_NET_FAKERES, r, pk->src_proc, pk->src_port,
                           fr->buf, (size_t)len);
     }
-    return sim_net_send_at(n, fr_leave_at(n, d.delay), SIM_NET_FAKERES, r,
-                           pk->src_proc, pk->src_port, fr->buf, (size_t)len);
+    return fr_later(n, fr, r, pk->src_proc, pk->src_port, (size_t)len,
+                    d.delay);
   case FR_VERDICT_DROP:
     ++fr->dropped[r];
     return 0;
@@ -130,6 +299,6 @@ int sim_net_fr_answer(sim_net *n, sim_net_fr *fr, const sim_net_pkt *pk) {
     return sim_net_send(n, SIM_NET_FAKERES, e->res, e->src_proc, e->src_port,
                         fr->buf, pk->len);
   }
-  return sim_net_send_at(n, fr_leave_at(n, e->delay), SIM_NET_FAKERES,
-                         e->res, e->src_proc, e->src_port, fr->buf, pk->len);
+  return fr_later(n, fr, e->res, e->src_proc, e->src_port, pk->len,
+                  e->delay);
 }

@@ -49,7 +49,6 @@ typedef struct sim_net_pkt {
 
 typedef enum sim_net_ev_kind {
   SIM_NET_EV_ARRIVE = 1, /* a datagram reaches process a: c = packet */
-  SIM_NET_EV_LATER,      /* process a's delayed send is due: c = packet */
   SIM_NET_EV_TIMER,      /* process a's timer (net_next makes it from the
                             process's timer_ts, timer_seq; never pushed) */
   SIM_NET_EV_DONE,       /* process a spent its item's cost */
@@ -58,7 +57,6 @@ typedef enum sim_net_ev_kind {
 
 typedef enum sim_net_item_kind {
   SIM_NET_ITEM_DGRAM = 0, /* arg = packet */
-  SIM_NET_ITEM_LATER,     /* arg = packet to send */
   SIM_NET_ITEM_TIMER
 } sim_net_item_kind;
 
@@ -175,11 +173,15 @@ int sim_net_send(sim_net *n, uint32_t src_proc, uint32_t src_port,
                  uint32_t dst_proc, uint32_t dst_port, const uint8_t *data,
                  size_t len);
 
-/* sim_net_send_at has |src_proc| send a datagram at |at| (a delayed
-   reply: the sender works for it then). */
-int sim_net_send_at(sim_net *n, rp_tstamp at, uint32_t src_proc,
-                    uint32_t src_port, uint32_t dst_proc, uint32_t dst_port,
-                    const uint8_t *data, size_t len);
+/* sim_net_pkt_new copies the datagram |data| of |len| bytes from
+   |src_proc|:|src_port| to |dst_proc|:|dst_port| into a free packet,
+   |*pidx|, to be sent later. Returns 0, SIM_NET_PKT_OVERSIZE when it is
+   larger than SIM_NET_PKT_MAX (counted in oversize and dropped), or
+   sim_net_pkt_alloc's error. */
+#define SIM_NET_PKT_OVERSIZE 1
+int sim_net_pkt_new(sim_net *n, uint32_t src_proc, uint32_t src_port,
+                    uint32_t dst_proc, uint32_t dst_port, const uint8_t *data,
+                    size_t len, uint32_t *pidx);
 
 /* sim_net_charge adds |ns| of CPU to the item |proc| is working on (a
    socket opened for a send). */
@@ -220,6 +222,13 @@ typedef struct sim_net_fwd {
   rp_duration delay;
 } sim_net_fwd;
 
+/* A delayed reply: packet pkt (not yet sent) due at due. */
+typedef struct sim_net_frq {
+  rp_tstamp due;
+  uint64_t seq;
+  uint32_t pkt;
+} sim_net_frq;
+
 typedef struct sim_net_fr {
   fr_profile prof[SIM_NET_MAX_RES];
   fr_rng rng[SIM_NET_MAX_RES];
@@ -228,10 +237,21 @@ typedef struct sim_net_fr {
   sim_net_fwd *fwd;
   uint16_t fwd_next;
   /* Per resolver: queries received, answers relayed, refused, dropped
-     past the limit, lost (before or after, or dead). */
+     past the limit, lost (before or after, or dead), replies past the
+     cap of those held for their delay. */
   uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
       refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],
-      lost[SIM_NET_MAX_RES];
+      lost[SIM_NET_MAX_RES], overflow[SIM_NET_MAX_RES];
+  /* The delayed replies, a (due, seq) min-heap of nq entries, and
+     fakeres's libuv loop: its delay timer (armed, at the loop time
+     boundary, whole ms) and the loop's next wake from its epoll timeout
+     (wake; UNSET: none). rng_late draws each wake's lateness. */
+  sim_net_frq *q;
+  size_t nq, capq;
+  uint64_t qseq;
+  int armed;
+  rp_tstamp boundary, wake;
+  uint64_t rng_late;
   uint8_t buf[SIM_NET_PKT_MAX];
 } sim_net_fr;
 
@@ -297,6 +317,24 @@ int sim_net_fr_query(sim_net *n, sim_net_fr *fr, const sim_net_pkt *pk,
 
 /* sim_net_fr_answer handles the server's answer to a forwarded query. */
 int sim_net_fr_answer(sim_net *n, sim_net_fr *fr, const sim_net_pkt *pk);
+
+/* sim_net_fr_wake ends a wake of the fake resolvers' loop at n->now (a
+   datagram handled, or fr->wake reached): runs the delay timer when it
+   is due, sending the replies due, and sets fr->wake, when the loop
+   next wakes on its own. */
+int sim_net_fr_wake(sim_net *n, sim_net_fr *fr);
+
+/* The rules of fakeres's delay timer (fr_reply.c), ns; a libuv loop's
+   time is whole milliseconds, truncated. sim_net_fr_boundary: the loop
+   time at which the timer armed at |now| for a reply due at |due| is due
+   (fr_wait_ms rounds the wait up). sim_net_fr_timer_due: whether a wake
+   at |now| runs that timer. sim_net_fr_sleep: when the loop, going to
+   sleep at |now| with the timer due at |boundary|, wakes from epoll's
+   timeout (whole milliseconds from its time), |late| after it. */
+rp_tstamp sim_net_fr_boundary(rp_tstamp now, rp_tstamp due);
+int sim_net_fr_timer_due(rp_tstamp now, rp_tstamp boundary);
+rp_tstamp sim_net_fr_sleep(rp_tstamp now, rp_tstamp boundary,
+                           rp_duration late);
 
 /* simnet_nodes.c */
 

@@ -459,6 +459,7 @@ void sim_net_nodes_result(sim_net *n, sim_net_result *res) {
     res->refused[r] = no->fr.refused[r];
     res->dropped[r] = no->fr.dropped[r];
     res->lost[r] = no->fr.lost[r];
+    res->overflow[r] = no->fr.overflow[r];
   }
   if (no->pool != NULL) {
     rp_pool_get_stats(no->pool, &res->pool);
@@ -645,13 +646,16 @@ int sim_net_node_datagram(sim_net *n, uint32_t proc, const sim_net_pkt *pk) {
       return sim_net_dd_datagram(n, &n->nodes->dd, pk);
     }
     return n->nodes->pool != NULL ? nodes_pool_datagram(n, pk) : 0;
-  case SIM_NET_FAKERES:
+  case SIM_NET_FAKERES: {
+    int rv = 0;
+
     if (pk->dst_port >= SIM_NET_PORT_UP) {
-      return sim_net_fr_answer(n, &n->nodes->fr, pk);
+      rv = sim_net_fr_answer(n, &n->nodes->fr, pk);
+    } else if (pk->dst_port < n->cell.nres) {
+      rv = sim_net_fr_query(n, &n->nodes->fr, pk, pk->dst_port);
     }
-    return pk->dst_port < n->cell.nres
-               ? sim_net_fr_query(n, &n->nodes->fr, pk, pk->dst_port)
-               : 0;
+    return rv != 0 ? rv : sim_net_fr_wake(n, &n->nodes->fr);
+  }
   case SIM_NET_SERVER:
     return nodes_server_datagram(n, pk);
   default:
@@ -684,6 +688,8 @@ int sim_net_node_timer(sim_net *n, uint32_t proc) {
     return 0;
   case SIM_NET_SERVER:
     return tun_srv_handle_expiry(no->srv, n->now);
+  case SIM_NET_FAKERES:
+    return sim_net_fr_wake(n, &no->fr);
   default:
     return 0;
   }
@@ -726,6 +732,8 @@ rp_tstamp sim_net_node_expiry(sim_net *n, uint32_t proc) {
                                           : RP_TSTAMP_UNSET;
   case SIM_NET_SERVER:
     return tun_srv_get_expiry(no->srv);
+  case SIM_NET_FAKERES:
+    return no->fr.wake;
   default:
     return RP_TSTAMP_UNSET;
   }

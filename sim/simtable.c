@@ -335,6 +335,7 @@ static cJSON *table_round_json(const sim_table_setup *s,
     cJSON_AddNumberToObject(x, "refused", (double)r->refused[i]);
     cJSON_AddNumberToObject(x, "dropped", (double)r->dropped[i]);
     cJSON_AddNumberToObject(x, "lost", (double)r->lost[i]);
+    cJSON_AddNumberToObject(x, "overflow", (double)r->overflow[i]);
     cJSON_AddNumberToObject(x, "share",
                             q ? (double)r->received[i] / (double)q : 0);
     cJSON_AddNumberToObject(x, "qps", (double)r->received[i] / secs);
