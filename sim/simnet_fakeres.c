@@ -56,59 +56,26 @@ int sim_net_fr_init(sim_net *n, sim_net_fr *fr) {
     fr_profile_init(&fr->prof[r], &n->cell.res[r], 0);
     fr_rng_seed(&fr->rng[r], n->cell.seed ^ (SIM_NET_FR_SEED * (r + 1)));
   }
+  sim_heap_init(&fr->held, n->mem);
   fr->rng_late = n->cell.seed ^ SIM_NET_FR_SEED_LATE;
   fr->wake = RP_TSTAMP_UNSET;
   return 0;
 }
 
 void sim_net_fr_free(sim_net *n, sim_net_fr *fr) {
-  size_t i;
+  sim_event ev;
 
-  for (i = 0; i < fr->nq; ++i) {
-    sim_net_pkt_free(n, fr->q[i].pkt);
+  while (sim_heap_pop(&fr->held, &ev) == 0) {
+    sim_net_pkt_free(n, ev.c);
   }
-  n->mem->free(fr->q, n->mem->user_data);
+  sim_heap_free(&fr->held);
   n->mem->free(fr->fwd, n->mem->user_data);
-  fr->q = NULL;
-  fr->nq = fr->capq = 0;
   fr->fwd = NULL;
 }
 
 /* ---------------------------------------------------------------- */
 /* The delayed replies and the loop's timer                           */
 /* ---------------------------------------------------------------- */
-
-static int frq_less(const sim_net_frq *a, const sim_net_frq *b) {
-  return a->due < b->due || (a->due == b->due && a->seq < b->seq);
-}
-
-static void frq_swap(sim_net_frq *q, size_t i, size_t j) {
-  sim_net_frq t = q[i];
-
-  q[i] = q[j];
-  q[j] = t;
-}
-
-static void frq_pop(sim_net_fr *fr) {
-  size_t i = 0;
-
-  fr->q[0] = fr->q[--fr->nq];
-  for (;;) {
-    size_t l = 2 * i + 1, m = i;
-
-    if (l < fr->nq && frq_less(&fr->q[l], &fr->q[m])) {
-      m = l;
-    }
-    if (l + 1 < fr->nq && frq_less(&fr->q[l + 1], &fr->q[m])) {
-      m = l + 1;
-    }
-    if (m == i) {
-      return;
-    }
-    frq_swap(fr->q, i, m);
-    i = m;
-  }
-}
 
 static rp_tstamp fr_floor(rp_tstamp t) {
   return t / SIM_NET_FR_TICK * SIM_NET_FR_TICK;
@@ -134,60 +101,44 @@ rp_tstamp sim_net_fr_sleep(rp_tstamp now, rp_tstamp boundary,
   return now + (boundary > floor_now ? boundary - floor_now : 0) + late;
 }
 
-/* fr_arm arms the timer at n->now for the heap's top (fr_reply.c's
-   delay_timer_rearm), or stops it. */
+/* fr_arm arms the timer at n->now for the earliest reply held
+   (fr_reply.c's delay_timer_rearm), or stops it. */
 static void fr_arm(const sim_net *n, sim_net_fr *fr) {
-  fr->armed = fr->nq > 0;
+  const sim_event *top = sim_heap_top(&fr->held);
+
+  fr->armed = top != NULL;
   if (fr->armed) {
-    fr->boundary = sim_net_fr_boundary(n->now, fr->q[0].due);
+    fr->boundary = sim_net_fr_boundary(n->now, top->ts);
   }
-}
-
-/* fr_hold keeps the reply in packet |pkt| until n->now + |delay|. */
-static int fr_hold(sim_net *n, sim_net_fr *fr, uint32_t pkt,
-                   rp_duration delay) {
-  size_t i;
-
-  if (fr->nq == fr->capq) {
-    size_t ncap = fr->capq ? fr->capq * 2 : 64;
-    sim_net_frq *nq = n->mem->realloc(fr->q, ncap * sizeof(*nq),
-                                      n->mem->user_data);
-
-    if (nq == NULL) {
-      sim_net_pkt_free(n, pkt);
-      return RP_ERR_NOMEM;
-    }
-    fr->q = nq;
-    fr->capq = ncap;
-  }
-  i = fr->nq++;
-  fr->q[i] = (sim_net_frq){.due = n->now + delay, .seq = fr->qseq++, .pkt = pkt};
-  while (i > 0 && frq_less(&fr->q[i], &fr->q[(i - 1) / 2])) {
-    frq_swap(fr->q, i, (i - 1) / 2);
-    i = (i - 1) / 2;
-  }
-  if (i == 0) {
-    fr_arm(n, fr);
-  }
-  return 0;
 }
 
 /* fr_later holds a reply of |len| bytes in fr->buf from resolver |r| to
    |proc|:|port| for |delay|. */
 static int fr_later(sim_net *n, sim_net_fr *fr, uint32_t r, uint32_t proc,
                     uint32_t port, size_t len, rp_duration delay) {
-  uint32_t pkt;
+  sim_event ev = {0};
   int rv;
 
-  if (fr->nq >= SIM_NET_FR_HELD_MAX) {
+  if (sim_heap_len(&fr->held) >= SIM_NET_FR_HELD_MAX) {
     ++fr->overflow[r];
     return 0;
   }
-  rv = sim_net_pkt_new(n, SIM_NET_FAKERES, r, proc, port, fr->buf, len, &pkt);
+  rv = sim_net_pkt_new(n, SIM_NET_FAKERES, r, proc, port, fr->buf, len, &ev.c);
   if (rv != 0) {
     return rv == SIM_NET_PKT_OVERSIZE ? 0 : rv;
   }
-  return fr_hold(n, fr, pkt, delay);
+  ev.ts = n->now + delay;
+  rv = sim_heap_push(&fr->held, &ev);
+  if (rv != 0) {
+    sim_net_pkt_free(n, ev.c);
+    return rv;
+  }
+  /* The new earliest (its packet is held once): the timer is armed
+     again for it. */
+  if (sim_heap_top(&fr->held)->c == ev.c) {
+    fr_arm(n, fr);
+  }
+  return 0;
 }
 
 int sim_net_fr_wake(sim_net *n, sim_net_fr *fr) {
@@ -196,18 +147,20 @@ int sim_net_fr_wake(sim_net *n, sim_net_fr *fr) {
   /* The timers run after the datagrams of the wake (libuv's next
      iteration), then the loop sleeps. */
   if (fr->armed && sim_net_fr_timer_due(n->now, fr->boundary)) {
-    while (fr->nq > 0 && fr->q[0].due <= n->now) {
-      const sim_net_pkt *pk = &n->pkts[fr->q[0].pkt];
-      uint32_t src_port = pk->src_port, dst_proc = pk->dst_proc;
-      uint32_t dst_port = pk->dst_port, len = pk->len;
+    const sim_event *top;
+
+    while ((top = sim_heap_top(&fr->held)) != NULL && top->ts <= n->now) {
+      sim_event ev;
+      const sim_net_pkt *pk;
       int rv;
 
+      sim_heap_pop(&fr->held, &ev);
+      pk = &n->pkts[ev.c];
       /* Copied out first: the send's packet may move n->pkts. */
-      memcpy(fr->buf, pk->data, len);
-      sim_net_pkt_free(n, fr->q[0].pkt);
-      frq_pop(fr);
-      rv = sim_net_send(n, SIM_NET_FAKERES, src_port, dst_proc, dst_port,
-                        fr->buf, len);
+      memcpy(fr->buf, pk->data, pk->len);
+      rv = sim_net_send(n, SIM_NET_FAKERES, pk->src_port, pk->dst_proc,
+                        pk->dst_port, fr->buf, pk->len);
+      sim_net_pkt_free(n, ev.c);
       if (rv != 0) {
         return rv;
       }

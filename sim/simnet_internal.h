@@ -222,13 +222,6 @@ typedef struct sim_net_fwd {
   rp_duration delay;
 } sim_net_fwd;
 
-/* A delayed reply: packet pkt (not yet sent) due at due. */
-typedef struct sim_net_frq {
-  rp_tstamp due;
-  uint64_t seq;
-  uint32_t pkt;
-} sim_net_frq;
-
 typedef struct sim_net_fr {
   fr_profile prof[SIM_NET_MAX_RES];
   fr_rng rng[SIM_NET_MAX_RES];
@@ -242,13 +235,11 @@ typedef struct sim_net_fr {
   uint64_t received[SIM_NET_MAX_RES], answered[SIM_NET_MAX_RES],
       refused[SIM_NET_MAX_RES], dropped[SIM_NET_MAX_RES],
       lost[SIM_NET_MAX_RES], overflow[SIM_NET_MAX_RES];
-  /* The delayed replies, a (due, seq) min-heap of nq entries, and
-     fakeres's libuv loop: its delay timer (armed, at the loop time
-     boundary, whole ms) and the loop's next wake from its epoll timeout
-     (wake; UNSET: none). rng_late draws each wake's lateness. */
-  sim_net_frq *q;
-  size_t nq, capq;
-  uint64_t qseq;
+  /* held is the delayed replies (ts: due; c: the packet, not yet
+     sent), and fakeres's libuv loop: its delay timer (armed, at the loop
+     time boundary, whole ms) and the loop's next wake from its epoll
+     timeout (wake; UNSET: none). rng_late draws each wake's lateness. */
+  sim_heap held;
   int armed;
   rp_tstamp boundary, wake;
   uint64_t rng_late;
