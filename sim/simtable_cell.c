@@ -80,6 +80,8 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
          again (tundrv.h). */
       ds->chain = 1;
       ds->chain_up = 1;
+      /* Its packed acks go with SETUP_PACKET_DUPLICATION_COUNT (4). */
+      ds->dup_packed = 4;
       ds->lost_to_srv = 1;
       cell->down_ends = 1;
     }

@@ -52,7 +52,8 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
       (s->model == TUN_DRV_MD &&
        (s->nres == 0 || s->nres > TUN_DRV_MAX_RESOLVERS || s->nslots == 0 ||
         s->nslots > TUN_DRV_MAX_SLOTS || s->dup == 0 ||
-        s->dup > TUN_DRV_MAX_DUP || s->mtu_ceiling < TUN_DRV_MTU_FLOOR ||
+        s->dup > TUN_DRV_MAX_DUP || s->dup_packed > TUN_DRV_MAX_DUP ||
+        s->mtu_ceiling < TUN_DRV_MTU_FLOOR ||
         (s->chain && (s->chain_pack == 0 || s->ping_interval == 0))))) {
     return RP_ERR_INVALID_ARGUMENT;
   }

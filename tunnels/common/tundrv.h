@@ -133,6 +133,12 @@ typedef struct tun_drv_settings {
      answers on their resends (tun_srv_add_resends); 0: the next data
      answers are taken as those resends and dropped. */
   int lost_to_srv;
+  /* dup_packed: the sends of a query that packs 2 acks or more, when
+     more than dup (MasterDnsVPN sends its PACKED_CONTROL_BLOCKS with
+     SETUP_PACKET_DUPLICATION_COUNT, at least its
+     PACKET_DUPLICATION_COUNT; at most one a resolver, as every copy);
+     0: dup. */
+  size_t dup_packed;
   size_t chain_open;
   rp_duration chain_delay;
   size_t chain_pack;

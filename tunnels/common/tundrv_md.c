@@ -202,10 +202,21 @@ static void drv_send_free(tun_drv *d, drv_md_send *s) {
 static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
                          uint64_t gen, size_t acks, rp_tstamp now) {
   size_t targets[TUN_DRV_MAX_DUP], nt = 1, k;
+  size_t dup = d->set.dup;
+
+  if (acks >= 2 && d->set.dup_packed > dup) {
+    /* A query packing acks: dup_packed sends, one a resolver at most. */
+    size_t nactive = tun_bal_nactive(&d->bal);
+
+    dup = d->set.dup_packed < nactive ? d->set.dup_packed : nactive;
+    if (dup < d->set.dup) {
+      dup = d->set.dup;
+    }
+  }
 
   targets[0] = tun_bal_pick(&d->bal);
-  if (d->set.dup > 1) {
-    nt += tun_bal_pick_copies(&d->bal, targets[0], d->set.dup - 1, targets + 1);
+  if (dup > 1) {
+    nt += tun_bal_pick_copies(&d->bal, targets[0], dup - 1, targets + 1);
   }
   for (k = 0; k < nt; ++k) {
     drv_md_send *s = drv_send_alloc(d);

@@ -5,7 +5,8 @@
  * batch of acks owed, a chain that ends on an error answer, the pings,
  * the resend that a lost ack costs; with chain_up the upload as a query
  * per packet resent on its own timeout, and with lost_to_srv the lost
- * acks handed to the server model.
+ * acks handed to the server model; a query packing acks sent on as many
+ * resolvers as dup_packed asks.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,11 +131,13 @@ typedef struct fixture {
   rp_tstamp now;
 } fixture;
 
-/* chain_setup_with runs the MTU test of a chain driver over one
-   resolver and leaves the opening queries in |f->w|; |up| bytes to
+/* chain_setup_full runs the MTU test of a chain driver over |nres|
+   resolvers and leaves the opening queries in |f->w|; |up| bytes to
    upload; |real| 1 sets chain_up and lost_to_srv, and the server's
-   up_ack_only (the simulator's real MasterDnsVPN). */
-static void chain_setup_n(fixture *f, uint64_t up, int real, size_t nres) {
+   up_ack_only (the simulator's real MasterDnsVPN); dup 1 and
+   |dup_packed|. */
+static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
+                             size_t dup_packed) {
   tun_drv_settings ds;
   tun_srv_settings ss;
   tun_drv_callbacks dcb = {.send = drv_send_cb, .rand = drv_rand_cb};
@@ -148,6 +151,7 @@ static void chain_setup_n(fixture *f, uint64_t up, int real, size_t nres) {
   ds.chain = 1;
   ds.dup = 1;
   ds.nres = nres;
+  ds.dup_packed = dup_packed;
   ds.strategy = TUN_BAL_LEAST_LOSS;
   ds.mtu_ceiling = 1232;
   ds.down_bytes = UINT64_MAX;
@@ -176,6 +180,10 @@ static void chain_setup_n(fixture *f, uint64_t up, int real, size_t nres) {
   }
   /* The whole download MTU: the chain model's queries ask for it. */
   assert_int_equal(tun_drv_md_mtu(f->drv), 1232);
+}
+
+static void chain_setup_n(fixture *f, uint64_t up, int real, size_t nres) {
+  chain_setup_full(f, up, real, nres, 0);
 }
 
 static void chain_setup_with(fixture *f, uint64_t up, int real) {
@@ -442,6 +450,40 @@ static void test_tundrv_chain_burst_spread(void **state) {
   chain_teardown(&f);
 }
 
+/* A query that packs acks goes with dup_packed sends, one a resolver
+   (MasterDnsVPN's packed blocks: SETUP_PACKET_DUPLICATION_COUNT, 4,
+   over 3 resolvers); a query with one ack goes with dup (1). */
+static void test_tundrv_chain_dup_packed(void **state) {
+  fixture f;
+  size_t seen[3] = {0, 0, 0}, i, na;
+
+  (void)state;
+  chain_setup_full(&f, 0, 0, 3, 4);
+  assert_int_equal(f.w.nq, 4);
+  serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, 4);
+  f.now += RP_MILLISECONDS;
+  answer(&f.w, f.drv, 0, 4, f.now);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 3);
+  for (i = 0; i < 3; ++i) {
+    ++seen[f.w.qres[i]];
+  }
+  assert_true(seen[0] == 1 && seen[1] == 1 && seen[2] == 1);
+  /* Its three sends bring three answers; one of them alone owes one
+     ack: one query, one send. */
+  na = f.w.na;
+  serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, na + 3);
+  f.now += RP_MILLISECONDS;
+  answer(&f.w, f.drv, na, na + 1, f.now);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
@@ -451,6 +493,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_upload),
       cmocka_unit_test(test_tundrv_chain_lost_to_srv),
       cmocka_unit_test(test_tundrv_chain_burst_spread),
+      cmocka_unit_test(test_tundrv_chain_dup_packed),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
