@@ -82,6 +82,9 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       ds->chain_up = 1;
       /* Its packed acks go with SETUP_PACKET_DUPLICATION_COUNT (4). */
       ds->dup_packed = 4;
+      /* Its balancer counts a query lost at its request timeout (5 s
+         with 3 resolvers or fewer). */
+      ds->bal_loss_after = 5 * RP_SECONDS;
       ds->lost_to_srv = 1;
       cell->down_ends = 1;
     }

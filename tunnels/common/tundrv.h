@@ -139,6 +139,11 @@ typedef struct tun_drv_settings {
      PACKET_DUPLICATION_COUNT; at most one a resolver, as every copy);
      0: dup. */
   size_t dup_packed;
+  /* bal_loss_after (MD): the balancer hears of a send that timed out
+     only this long after it was sent, ns (MasterDnsVPN counts a query
+     lost at its request timeout: 5 s with 3 resolvers or fewer); 0: at
+     the driver's timeout. */
+  rp_duration bal_loss_after;
   size_t chain_open;
   rp_duration chain_delay;
   size_t chain_pack;

@@ -188,6 +188,11 @@ struct tun_drv {
   uint64_t chain_serial;
   rp_tstamp dispatch_at;
   rp_tstamp next_ping;
+  /* The timeouts the balancer hears of later (bal_loss_after): a ring
+     of late_n entries from late_head, in the order they are due. */
+  uint32_t late_res[TUN_DRV_MD_MAX_SENDS];
+  rp_tstamp late_at[TUN_DRV_MD_MAX_SENDS];
+  size_t late_head, late_n;
   uint8_t qbuf[TUN_WIRE_MAX_MSG];
 };
 

@@ -514,6 +514,24 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
   drv_progress(d, now);
 }
 
+/* drv_bal_timeout tells the balancer that send |s| timed out: now, or
+   bal_loss_after after it was sent (the ring keeps them in order: every
+   send's deadline is as far from its sending). */
+static void drv_bal_timeout(tun_drv *d, const drv_md_send *s, rp_tstamp now) {
+  rp_tstamp at = s->sent_at + d->set.bal_loss_after;
+  size_t tail;
+
+  if (d->set.bal_loss_after == 0 || at <= now ||
+      d->late_n == TUN_DRV_MD_MAX_SENDS) {
+    tun_bal_on_timeout(&d->bal, s->res, now);
+    return;
+  }
+  tail = (d->late_head + d->late_n) % TUN_DRV_MD_MAX_SENDS;
+  d->late_res[tail] = (uint32_t)s->res;
+  d->late_at[tail] = at;
+  ++d->late_n;
+}
+
 void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
   size_t i;
 
@@ -537,9 +555,14 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
 
     if (s->used && now >= s->deadline) {
       ++d->st.timeouts;
-      tun_bal_on_timeout(&d->bal, s->res, now);
+      drv_bal_timeout(d, s, now);
       drv_md_send_done(d, s, -1, now);
     }
+  }
+  while (d->late_n > 0 && d->late_at[d->late_head] <= now) {
+    tun_bal_on_timeout(&d->bal, d->late_res[d->late_head], now);
+    d->late_head = (d->late_head + 1) % TUN_DRV_MD_MAX_SENDS;
+    --d->late_n;
   }
   if (d->set.chain) {
     /* The upload's packets first: the acks' and pings' queries carry

@@ -6,7 +6,7 @@
  * the resend that a lost ack costs; with chain_up the upload as a query
  * per packet resent on its own timeout, and with lost_to_srv the lost
  * acks handed to the server model; a query packing acks sent on as many
- * resolvers as dup_packed asks.
+ * resolvers as dup_packed asks; a timeout the balancer hears of late.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -134,10 +134,10 @@ typedef struct fixture {
 /* chain_setup_full runs the MTU test of a chain driver over |nres|
    resolvers and leaves the opening queries in |f->w|; |up| bytes to
    upload; |real| 1 sets chain_up and lost_to_srv, and the server's
-   up_ack_only (the simulator's real MasterDnsVPN); dup 1 and
-   |dup_packed|. */
+   up_ack_only (the simulator's real MasterDnsVPN); dup 1,
+   |dup_packed| and |bal_loss_after|. */
 static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
-                             size_t dup_packed) {
+                             size_t dup_packed, rp_duration bal_loss_after) {
   tun_drv_settings ds;
   tun_srv_settings ss;
   tun_drv_callbacks dcb = {.send = drv_send_cb, .rand = drv_rand_cb};
@@ -152,6 +152,7 @@ static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
   ds.dup = 1;
   ds.nres = nres;
   ds.dup_packed = dup_packed;
+  ds.bal_loss_after = bal_loss_after;
   ds.strategy = TUN_BAL_LEAST_LOSS;
   ds.mtu_ceiling = 1232;
   ds.down_bytes = UINT64_MAX;
@@ -183,7 +184,7 @@ static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
 }
 
 static void chain_setup_n(fixture *f, uint64_t up, int real, size_t nres) {
-  chain_setup_full(f, up, real, nres, 0);
+  chain_setup_full(f, up, real, nres, 0, 0);
 }
 
 static void chain_setup_with(fixture *f, uint64_t up, int real) {
@@ -458,7 +459,7 @@ static void test_tundrv_chain_dup_packed(void **state) {
   size_t seen[3] = {0, 0, 0}, i, na;
 
   (void)state;
-  chain_setup_full(&f, 0, 0, 3, 4);
+  chain_setup_full(&f, 0, 0, 3, 4, 0);
   assert_int_equal(f.w.nq, 4);
   serve(&f.w, f.srv, f.now);
   assert_int_equal(f.w.na, 4);
@@ -484,6 +485,37 @@ static void test_tundrv_chain_dup_packed(void **state) {
   chain_teardown(&f);
 }
 
+/* With bal_loss_after the balancer hears of a timed-out send only that
+   long after it was sent (MasterDnsVPN's request timeout); without it,
+   at the driver's timeout. */
+static void test_tundrv_chain_bal_loss_after(void **state) {
+  static const rp_duration after[] = {0, 5 * RP_SECONDS};
+  size_t k;
+
+  (void)state;
+  for (k = 0; k < 2; ++k) {
+    fixture f;
+    rp_tstamp t0;
+    tun_drv_stats st;
+
+    chain_setup_full(&f, 0, 0, 1, 0, after[k]);
+    t0 = f.now;
+    assert_int_equal(f.w.nq, 4);
+    f.w.nq = 0;
+    /* The four opening queries are never answered (their timeout: 1 s,
+       before any round trip). */
+    f.now = t0 + 1100 * RP_MILLISECONDS;
+    tun_drv_tick(f.drv, f.now);
+    tun_drv_get_stats(f.drv, &st);
+    assert_int_equal(st.timeouts, 4);
+    assert_int_equal(tun_drv_md_bal(f.drv)->res[0].timeouts, k == 0 ? 4 : 0);
+    f.now = (after[k] > 0 ? t0 + after[k] : f.now) + RP_MILLISECONDS;
+    tun_drv_tick(f.drv, f.now);
+    assert_int_equal(tun_drv_md_bal(f.drv)->res[0].timeouts, 4);
+    chain_teardown(&f);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
@@ -494,6 +526,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_lost_to_srv),
       cmocka_unit_test(test_tundrv_chain_burst_spread),
       cmocka_unit_test(test_tundrv_chain_dup_packed),
+      cmocka_unit_test(test_tundrv_chain_bal_loss_after),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
