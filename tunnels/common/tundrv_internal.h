@@ -189,7 +189,7 @@ struct tun_drv {
   rp_tstamp dispatch_at;
   rp_tstamp next_ping;
   /* The timeouts the balancer hears of later (bal_loss_after): a ring
-     of late_n entries from late_head, in the order they are due. */
+     of late_n entries from late_head, in the order they were seen. */
   uint32_t late_res[TUN_DRV_MD_MAX_SENDS];
   rp_tstamp late_at[TUN_DRV_MD_MAX_SENDS];
   size_t late_head, late_n;

@@ -515,8 +515,10 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
 }
 
 /* drv_bal_timeout tells the balancer that send |s| timed out: now, or
-   bal_loss_after after it was sent (the ring keeps them in order: every
-   send's deadline is as far from its sending). */
+   bal_loss_after after it was sent. The ring keeps them in the order
+   the timeouts were seen, so one may wait behind another due a little
+   later (by at most the spread of the sends' timeouts, 1 s): never
+   early. */
 static void drv_bal_timeout(tun_drv *d, const drv_md_send *s, rp_tstamp now) {
   rp_tstamp at = s->sent_at + d->set.bal_loss_after;
   size_t tail;
