@@ -198,6 +198,16 @@ static void chain_teardown(fixture *f) {
   tun_srv_del(f->srv);
 }
 
+/* answer_dispatch delivers answers |from| .. |to| - 1 a millisecond
+   later, then ticks the driver at the chain delay (1 us): the query
+   carrying their acks goes. */
+static void answer_dispatch(fixture *f, size_t from, size_t to) {
+  f->now += RP_MILLISECONDS;
+  answer(&f->w, f->drv, from, to, f->now);
+  f->now += RP_MICROSECONDS;
+  tun_drv_tick(f->drv, f->now);
+}
+
 /* refuse_acks serves the opening: its four answers owe four acks, one
    query carries them, and it is refused. */
 static void refuse_acks(fixture *f) {
@@ -259,10 +269,7 @@ static void test_tundrv_chain_pack(void **state) {
     assert_int_equal(tun_srv_on_datagram(f.srv, q, qlen, &peer, f.now), 0);
   }
   assert_int_equal(f.w.na, 9);
-  f.now += RP_MILLISECONDS;
-  answer(&f.w, f.drv, 0, 9, f.now);
-  f.now += RP_MICROSECONDS;
-  tun_drv_tick(f.drv, f.now);
+  answer_dispatch(&f, 0, 9);
   assert_int_equal(f.w.nq, 2);
   chain_teardown(&f);
 }
@@ -463,10 +470,7 @@ static void test_tundrv_chain_dup_packed(void **state) {
   assert_int_equal(f.w.nq, 4);
   serve(&f.w, f.srv, f.now);
   assert_int_equal(f.w.na, 4);
-  f.now += RP_MILLISECONDS;
-  answer(&f.w, f.drv, 0, 4, f.now);
-  f.now += RP_MICROSECONDS;
-  tun_drv_tick(f.drv, f.now);
+  answer_dispatch(&f, 0, 4);
   assert_int_equal(f.w.nq, 3);
   for (i = 0; i < 3; ++i) {
     ++seen[f.w.qres[i]];
@@ -477,10 +481,7 @@ static void test_tundrv_chain_dup_packed(void **state) {
   na = f.w.na;
   serve(&f.w, f.srv, f.now);
   assert_int_equal(f.w.na, na + 3);
-  f.now += RP_MILLISECONDS;
-  answer(&f.w, f.drv, na, na + 1, f.now);
-  f.now += RP_MICROSECONDS;
-  tun_drv_tick(f.drv, f.now);
+  answer_dispatch(&f, na, na + 1);
   assert_int_equal(f.w.nq, 1);
   chain_teardown(&f);
 }
