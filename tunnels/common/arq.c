@@ -94,6 +94,22 @@ void tun_arq_settings_kcp(tun_arq_settings *s) {
   s->fast_resend = 0;
 }
 
+/* MasterDnsVPN's data timers (tun_arq_settings_md). */
+#define ARQ_MD_RTO_MIN (500 * RP_MILLISECONDS)
+#define ARQ_MD_RTO_MAX (3 * RP_SECONDS)
+#define ARQ_MD_GROW_NUM 27
+#define ARQ_MD_GROW_DEN 20
+
+void tun_arq_settings_md(tun_arq_settings *s) {
+  s->snd_wnd = s->rcv_wnd = TUN_ARQ_MD_WND;
+  s->unacked_max = TUN_ARQ_MD_UNACKED;
+  s->rto_initial = s->rto_min = ARQ_MD_RTO_MIN;
+  s->rto_max = ARQ_MD_RTO_MAX;
+  s->backoff_num = ARQ_MD_GROW_NUM;
+  s->backoff_den = ARQ_MD_GROW_DEN;
+  s->fast_resend = 0;
+}
+
 /* arq_mul_ok stores a * b in |*pr| and returns 1 unless it overflows. */
 static int arq_mul_ok(size_t a, size_t b, size_t *pr) {
   if (a != 0 && b > SIZE_MAX / a) {
@@ -373,6 +389,7 @@ static uint64_t arq_ack_seg(tun_arq *arq, arq_sseg *g, rp_tstamp now) {
     arq_rtt_sample(arq, now - g->sent_at);
   }
   arq->st.bytes_acked += g->len;
+  --arq->unacked;
   g->used = 0;
   g->sacked = 0;
   g->resend = 0;
@@ -559,6 +576,7 @@ int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
     }
     ++nsegs;
     ++arq->st.segs_received;
+    arq->rcv_last = sn;
     arq->ack_pending = 1;
     if ((uint32_t)(sn - arq->rcv_nxt) >= arq_rcv_free(arq)) {
       /* Already delivered, or beyond the window. */
@@ -625,6 +643,17 @@ void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now) {
       ++arq->st.timeouts;
     }
   }
+}
+
+uint32_t tun_arq_rcv_next(const tun_arq *arq) { return arq->rcv_nxt; }
+
+uint32_t tun_arq_rcv_last(const tun_arq *arq) { return arq->rcv_last; }
+
+int tun_arq_rcv_present(const tun_arq *arq, uint32_t sn) {
+  uint32_t ahead = arq->rcv_hi - arq->rcv_nxt;
+
+  return (uint32_t)(sn - arq->rcv_nxt) < ahead &&
+         arq->rseg[sn % arq->s.rcv_wnd].present;
 }
 
 void tun_arq_get_stats(const tun_arq *arq, tun_arq_stats *stats) {

@@ -39,7 +39,11 @@
 /* TUN_ARQ_MAX_SACK is the largest sack bitmap, bytes (256 segments). */
 #define TUN_ARQ_MAX_SACK 32
 /* TUN_ARQ_MAX_WND is the largest send or receive window, segments. */
-#define TUN_ARQ_MAX_WND 1024
+#define TUN_ARQ_MAX_WND 2048
+/* TUN_ARQ_MD_WND and TUN_ARQ_MD_UNACKED are MasterDnsVPN's windows
+   (tun_arq_settings_md), segments. */
+#define TUN_ARQ_MD_WND 2000
+#define TUN_ARQ_MD_UNACKED 800
 
 typedef struct tun_arq tun_arq;
 
@@ -97,6 +101,12 @@ typedef struct tun_arq_settings {
      resend). The send time and the echo take TUN_ARQ_KCP_OVERHEAD from
      the mss. 0 (default): the RFC 6298 timers above. */
   int kcp_timers;
+  /* unacked_max bounds the segments sent and not yet acked (by the
+     cumulative ack or the sack) when a new one opens, whatever their
+     span (still at most snd_wnd); 0 (default): no bound but the window.
+     MasterDnsVPN's ARQ bounds its unacked packets so (at 0.8 of its
+     ARQ_WINDOW_SIZE): one late packet does not stop its sender. */
+  uint32_t unacked_max;
 } tun_arq_settings;
 
 /* tun_arq_stats are counters since creation. */
@@ -152,6 +162,16 @@ void tun_arq_settings_default(tun_arq_settings *s);
    as dnstt (SetNoDelay(0, 0, 0, 1)) runs them: kcp_timers, rto 200 ms
    initial, 100 ms .. 60 s, fast_resend 0. */
 void tun_arq_settings_kcp(tun_arq_settings *s);
+
+/* tun_arq_settings_md sets |s| to MasterDnsVPN's ARQ as its sample
+   configs run it (ARQ_WINDOW_SIZE 1000): a receive window of twice that
+   (TUN_ARQ_MD_WND, also the span a sender may have out), at most
+   TUN_ARQ_MD_UNACKED unacked segments (unacked_max, its 0.8 of the
+   window), rto 500 ms initial and floor (ARQ_INITIAL_RTO_SECONDS), 3 s
+   ceiling (ARQ_MAX_RTO_SECONDS), x1.35 a resend, and no fast resend: a
+   loss is resent on its timeout, or at once when its receiver NACKs it
+   (tun_arq_nack). */
+void tun_arq_settings_md(tun_arq_settings *s);
 
 /* tun_arq_new creates an arq in |*parq| with a copy of |settings| and
    |mem| (NULL for rp_mem_default()). Returns 0, RP_ERR_INVALID_ARGUMENT
@@ -263,6 +283,14 @@ rp_tstamp tun_arq_get_expiry(const tun_arq *arq);
    for resend (the next tun_arq_output sends it). */
 void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now);
 
+/* tun_arq_rcv_next returns the first segment not received;
+   tun_arq_rcv_last the last data segment tun_arq_input took (duplicates
+   too; 0 before any); tun_arq_rcv_present 1 if segment |sn| is held,
+   received beyond tun_arq_rcv_next and not yet delivered. For a
+   receiver that NACKs its gaps (tun_drv's nack_gap). */
+uint32_t tun_arq_rcv_next(const tun_arq *arq);
+uint32_t tun_arq_rcv_last(const tun_arq *arq);
+int tun_arq_rcv_present(const tun_arq *arq, uint32_t sn);
 /* tun_arq_get_stats fills |stats|. */
 void tun_arq_get_stats(const tun_arq *arq, tun_arq_stats *stats);
 

@@ -62,6 +62,8 @@ struct tun_arq {
   /* snd_una is the oldest unacked sequence number; snd_nxt the next new. */
   uint32_t snd_una;
   uint32_t snd_nxt;
+  /* unacked counts the segments sent and not yet acked (unacked_max). */
+  uint32_t unacked;
   /* peer_wnd is the window the peer last advertised, segments. */
   uint32_t peer_wnd;
   /* sndq is a ring of snd_buf bytes: head is the first queued byte. */
@@ -83,6 +85,8 @@ struct tun_arq {
   /* rcv_hi is one past the highest segment received (no slot past it is
      present: the sack walks no further). */
   uint32_t rcv_hi;
+  /* rcv_last is the last data segment input took (tun_arq_rcv_last). */
+  uint32_t rcv_last;
   /* tx_count numbers segment sends, for tx_order. */
   uint64_t tx_count;
   /* due_lb is a time before which no segment is due (see the notes). */

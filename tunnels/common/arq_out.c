@@ -57,6 +57,9 @@ static int arq_can_open(const tun_arq *arq) {
       (uint32_t)(arq->flush_nxt - arq->snd_una) <= inflight) {
     return 0;
   }
+  if (arq->s.unacked_max != 0 && arq->unacked >= arq->s.unacked_max) {
+    return 0;
+  }
   return arq->sndq_len > 0 && inflight < arq_peer_window(arq);
 }
 
@@ -308,6 +311,7 @@ static size_t arq_cut_new(tun_arq *arq, uint8_t *out, size_t room,
   *g = (arq_sseg){.used = 1, .len = (uint16_t)n, .data = g->data};
   arq_emit(arq, g, arq->snd_nxt, out, now);
   ++arq->snd_nxt;
+  ++arq->unacked;
   return arq->seg_hdr + n;
 }
 

@@ -469,11 +469,29 @@ static void test_arq_ack_held(void **state) {
   tun_arq_del(b);
 }
 
+/* seg_pair makes |*a| and |*b|: segments of 100 bytes, one a frame, a
+   send window of |wnd|; |*a| with |send_held| and |unacked_max|, and the
+   |len| bytes of |data| (filled here) written to it. */
+static void seg_pair(tun_arq **a, tun_arq **b, uint32_t wnd, int send_held,
+                     uint32_t unacked_max, uint8_t *data, size_t len) {
+  tun_arq_settings s;
+
+  memset(data, 5, len);
+  tun_arq_settings_default(&s);
+  s.mss = 100;
+  s.snd_wnd = wnd;
+  s.max_segs = 1;
+  assert_int_equal(tun_arq_new(b, &s, rp_test_mem_plain()), 0);
+  s.send_held = send_held;
+  s.unacked_max = unacked_max;
+  assert_int_equal(tun_arq_new(a, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_write(*a, data, len), len);
+}
+
 /* send_held: new segments go in flight only up to the window as it was
    at the last tun_arq_send_flush (KCP moves queued data into flight when
    it flushes). */
 static void test_arq_send_held(void **state) {
-  tun_arq_settings s;
   tun_arq *a, *b;
   tun_arq_sent sent;
   uint8_t buf[1024], data[1000];
@@ -482,15 +500,7 @@ static void test_arq_send_held(void **state) {
   int i;
 
   (void)state;
-  memset(data, 5, sizeof(data));
-  tun_arq_settings_default(&s);
-  s.mss = 100;
-  s.snd_wnd = 4;
-  s.max_segs = 1;
-  assert_int_equal(tun_arq_new(&b, &s, rp_test_mem_plain()), 0);
-  s.send_held = 1;
-  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
-  assert_int_equal(tun_arq_write(a, data, sizeof(data)), sizeof(data));
+  seg_pair(&a, &b, 4, 1, 0, data, sizeof(data));
   /* Nothing before the first flush. */
   assert_int_equal(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA, 0);
   tun_arq_send_flush(a);
@@ -520,6 +530,79 @@ static void test_arq_send_held(void **state) {
   assert_true(tun_arq_want_output(b, now) & TUN_ARQ_WANT_DATA);
   tun_arq_del(a);
   tun_arq_del(b);
+}
+
+/* unacked_max bounds the segments sent and not acked, not their span:
+   with the oldest lost, the segments the peer sacked make room for new
+   ones beyond it; the receiver's gaps (tun_arq_rcv_next, _last,
+   _present) show the lost one. */
+static void test_arq_unacked_max(void **state) {
+  tun_arq *a, *b;
+  tun_arq_sent sent;
+  uint8_t buf[1024], data[1000];
+  rp_ssize n;
+  rp_tstamp now = 0;
+  int i;
+
+  (void)state;
+  seg_pair(&a, &b, 16, 0, 3, data, sizeof(data));
+  /* Three segments, then nothing: 0 is lost, 1 and 2 arrive. */
+  for (i = 0; i < 3; ++i) {
+    assert_true(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA);
+    n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+    assert_int_equal(sent.n, 1);
+    assert_int_equal(sent.sn[0], (uint32_t)i);
+    if (i > 0) {
+      assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+    }
+  }
+  assert_int_equal(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA, 0);
+  assert_int_equal(tun_arq_rcv_next(b), 0);
+  assert_int_equal(tun_arq_rcv_last(b), 2);
+  assert_false(tun_arq_rcv_present(b, 0));
+  assert_true(tun_arq_rcv_present(b, 1));
+  assert_true(tun_arq_rcv_present(b, 2));
+  assert_false(tun_arq_rcv_present(b, 3));
+  /* b sacks 1 and 2: two new segments go beyond the lost one. */
+  n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  for (i = 3; i < 5; ++i) {
+    n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+    assert_int_equal(sent.n, 1);
+    assert_int_equal(sent.sn[0], (uint32_t)i);
+  }
+  assert_int_equal(tun_arq_want_output(a, now) & TUN_ARQ_WANT_DATA, 0);
+  /* Segment 0 delivered at last: b's gap is gone. */
+  sent = (tun_arq_sent){.n = 1, .sn = {0}};
+  tun_arq_nack(a, &sent);
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.sn[0], 0);
+  assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+  assert_int_equal(tun_arq_rcv_next(b), 3);
+  assert_int_equal(tun_arq_rcv_last(b), 0);
+  assert_false(tun_arq_rcv_present(b, 0));
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
+/* tun_arq_settings_md: MasterDnsVPN's windows and timers, and no fast
+   resend. */
+static void test_arq_settings_md(void **state) {
+  tun_arq_settings s;
+  tun_arq *a;
+
+  (void)state;
+  tun_arq_settings_default(&s);
+  tun_arq_settings_md(&s);
+  assert_int_equal(s.snd_wnd, TUN_ARQ_MD_WND);
+  assert_int_equal(s.rcv_wnd, TUN_ARQ_MD_WND);
+  assert_int_equal(s.unacked_max, TUN_ARQ_MD_UNACKED);
+  assert_int_equal(s.rto_initial, 500 * RP_MILLISECONDS);
+  assert_int_equal(s.rto_min, 500 * RP_MILLISECONDS);
+  assert_int_equal(s.rto_max, 3 * RP_SECONDS);
+  assert_int_equal(s.fast_resend, 0);
+  assert_int_equal(tun_arq_new(&a, &s, rp_test_mem_plain()), 0);
+  tun_arq_del(a);
 }
 
 static void test_arq_failmalloc(void **state) {
@@ -559,6 +642,8 @@ int main(void) {
       cmocka_unit_test(test_arq_output_seg),
       cmocka_unit_test(test_arq_ack_held),
       cmocka_unit_test(test_arq_send_held),
+      cmocka_unit_test(test_arq_unacked_max),
+      cmocka_unit_test(test_arq_settings_md),
       cmocka_unit_test(test_arq_failmalloc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
