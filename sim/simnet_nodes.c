@@ -35,9 +35,8 @@
 #define NODES_MUL 0x9e3779b97f4a7c15ULL
 /* NODES_KCP_INTERVAL is dnstt's KCP flush interval (kcp-go's floor of
    10 ms for SetNoDelay's interval 0). */
-/* NODES_MD_WINDOW and NODES_MD_MAX_ANSWER are the real MasterDnsVPN
-   server's window (segments) and answer bound (bytes). */
-#define NODES_MD_WINDOW 1000
+/* NODES_MD_MAX_ANSWER is the real MasterDnsVPN server's answer bound
+   (bytes). */
 #define NODES_MD_MAX_ANSWER 1500
 #define NODES_KCP_INTERVAL (10 * RP_MILLISECONDS)
 /* NODES_SMUX_FIRST_READ is the real dnstt client's first read of its
@@ -378,13 +377,14 @@ int sim_net_nodes_start(sim_net *n) {
     }
   }
   if (cell->drv.chain) {
-    /* MasterDnsVPN's server: its ARQ_WINDOW_SIZE, and answers that carry
-       the whole download MTU (about 1 400 bytes on loopback for an MTU
-       of 1 232). */
-    ss.arq.snd_wnd = ss.arq.rcv_wnd = NODES_MD_WINDOW;
+    /* MasterDnsVPN's server: answers that carry the whole download MTU
+       (about 1 400 bytes on loopback for an MTU of 1 232). */
     ss.max_answer = NODES_MD_MAX_ANSWER;
     /* Its data packets are answered with their acks (tunsrv.h). */
     ss.up_ack_only = cell->drv.chain_up;
+    /* Its ARQ: a window of unacked packets, its timeouts, no fast
+       resend (a loss goes again on its timeout or the client's NACK). */
+    tun_arq_settings_md(&ss.arq);
   }
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);
   if (rv != 0) {
@@ -630,6 +630,14 @@ static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
   /* The packets whose acks the client lost are sent again (tundrv.h's
      lost_to_srv). */
   tun_srv_add_resends(n->nodes->srv, tun_drv_take_lost_acks(n->nodes->drv));
+  if (n->cell.drv.nack_gap > 0) {
+    /* The NACKs this query carries (tundrv.h's nack_gap). */
+    tun_arq_sent sns;
+
+    tun_drv_take_nacks(n->nodes->drv, tun_drv_query_key(pk->data, pk->len),
+                       &sns);
+    tun_srv_nack(n->nodes->srv, &sns);
+  }
   return tun_srv_on_datagram(n->nodes->srv, pk->data, pk->len, &peer, n->now);
 }
 

@@ -311,6 +311,9 @@ static cJSON *table_round_json(const sim_table_setup *s,
   cJSON_AddNumberToObject(cl, "answers", (double)r->client.answers);
   cJSON_AddNumberToObject(cl, "timeouts", (double)r->client.timeouts);
   cJSON_AddNumberToObject(cl, "rejected", (double)r->client.rejected);
+  if (r->client.nacks > 0) {
+    cJSON_AddNumberToObject(cl, "nacks", (double)r->client.nacks);
+  }
   for (i = 0; i < s->nres; ++i) {
     q += r->received[i];
   }

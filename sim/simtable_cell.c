@@ -85,6 +85,12 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       /* Its balancer counts a query lost at its request timeout (5 s
          with 3 resolvers or fewer). */
       ds->bal_loss_after = 5 * RP_SECONDS;
+      /* Its pings go with 2 copies at most. */
+      ds->ping_dup = 2;
+      /* Its NACKs (the sample config's ARQ_DATA_NACK_*). */
+      ds->nack_gap = 32;
+      ds->nack_delay = 100 * RP_MILLISECONDS;
+      ds->nack_repeat = 800 * RP_MILLISECONDS;
       ds->lost_to_srv = 1;
       cell->down_ends = 1;
     }

@@ -53,6 +53,7 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
        (s->nres == 0 || s->nres > TUN_DRV_MAX_RESOLVERS || s->nslots == 0 ||
         s->nslots > TUN_DRV_MAX_SLOTS || s->dup == 0 ||
         s->dup > TUN_DRV_MAX_DUP || s->dup_packed > TUN_DRV_MAX_DUP ||
+        s->nack_gap > TUN_DRV_NACK_MAX ||
         s->mtu_ceiling < TUN_DRV_MTU_FLOOR ||
         (s->chain && (s->chain_pack == 0 || s->ping_interval == 0))))) {
     return RP_ERR_INVALID_ARGUMENT;
@@ -314,6 +315,37 @@ size_t tun_drv_take_lost_acks(tun_drv *d) {
 
   d->lost_acks -= n;
   return n;
+}
+
+uint64_t tun_drv_query_key(const uint8_t *q, size_t len) {
+  /* FNV-1a over the name's wire bytes, from the end of the header. */
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  size_t pos = RP_DNS_HEADER_LEN;
+
+  while (pos < len && q[pos] != 0) {
+    size_t end = pos + 1 + q[pos];
+
+    if (q[pos] > 63 || end > len) {
+      return 0;
+    }
+    for (; pos < end; ++pos) {
+      h = (h ^ q[pos]) * UINT64_C(0x100000001b3);
+    }
+  }
+  return pos < len ? h : 0;
+}
+
+void tun_drv_take_nacks(tun_drv *d, uint64_t key, tun_arq_sent *out) {
+  size_t i;
+
+  out->n = 0;
+  for (i = 0; key != 0 && i < TUN_DRV_NACK_RECS; ++i) {
+    if (d->nack_rec[i].sn.n > 0 && d->nack_rec[i].key == key) {
+      *out = d->nack_rec[i].sn;
+      d->nack_rec[i].sn.n = 0;
+      return;
+    }
+  }
 }
 
 rp_tstamp tun_drv_get_due(const tun_drv *d) {

@@ -38,12 +38,14 @@
  *   for what the client owes: |chain_open| queries at the start, a ping
  *   every |ping_interval|, and the acks of the answers that carried data,
  *   |chain_delay| after the first one owed, up to |chain_pack| acks a
- *   query (the acks owed within the delay share queries). An answer
- *   without data, an error or a timeout owes nothing: its chain ends.
- *   The upload rides on these queries, or with |chain_up| goes as a
- *   query per packet at once, resent on its own timeout. MasterDnsVPN acks each packet
- *   once, in one query: when that query is refused or lost its server
- *   sends the packet again, an answer that brings nothing new. The model
+ *   query (the acks owed within the delay share queries), and with
+ *   |nack_gap| the NACKs of the download's gaps packed with them. An
+ *   answer without data, an error or a timeout owes nothing: its chain
+ *   ends. The upload rides on these queries, or with |chain_up| goes as
+ *   a query per packet at once, resent on its own timeout. MasterDnsVPN
+ *   acks each packet once, in one query: when that query is refused or
+ *   lost its server sends the packet again, an answer that brings
+ *   nothing new. The model
  *   (whose acks are cumulative) counts the acks of each query none of
  *   whose copies was answered (refused or timed out) and takes as many
  *   of the next data answers as those resends: their data is dropped
@@ -85,6 +87,11 @@ typedef enum tun_drv_model {
 #define TUN_DRV_MAX_SLOTS 256
 #define TUN_DRV_MAX_DUP 10
 #define TUN_DRV_MAX_RESOLVERS 32
+/* TUN_DRV_NACK_MAX bounds nack_gap (MD chain), segments, and the NACKs
+   waiting for the dispatch. TUN_DRV_NACK_RECS is how many queries
+   carrying NACKs tun_drv_take_nacks can still find. */
+#define TUN_DRV_NACK_MAX 64
+#define TUN_DRV_NACK_RECS 64
 /* TUN_DRV_ORIG_WINDOW is the original model's arq windows, segments
    (dnstt's KCP: 64; its server takes --window 64 to match). */
 #define TUN_DRV_ORIG_WINDOW 64
@@ -144,6 +151,23 @@ typedef struct tun_drv_settings {
      lost at its request timeout: 5 s with 3 resolvers or fewer); 0: at
      the driver's timeout. */
   rp_duration bal_loss_after;
+  /* ping_dup (MD chain): the most sends of a ping (MasterDnsVPN sends a
+     PING with at most 2, whatever its duplication); 0: dup. */
+  size_t ping_dup;
+  /* nack_gap (MD chain): the client NACKs the download's gaps as
+     MasterDnsVPN does (its ARQ_DATA_NACK_MAX_GAP, 32 in the sample
+     config; at most TUN_DRV_NACK_MAX): a segment missing below one
+     received, fewer than nack_gap past the first missing, is NACKed when
+     data comes once it has been missing nack_delay (its
+     ARQ_DATA_NACK_INITIAL_DELAY, 100 ms), and again each nack_repeat
+     (its ARQ_DATA_NACK_REPEAT, 800 ms); with no data for nack_repeat the
+     tick NACKs them too. A NACK is a control block the dispatch packs
+     with the acks owed, at most TUN_ARQ_SENT_MAX a query (a lost one
+     costs nothing); the server hears of it with its query
+     (tun_drv_take_nacks). 0: none. */
+  size_t nack_gap;
+  rp_duration nack_delay;
+  rp_duration nack_repeat;
   size_t chain_open;
   rp_duration chain_delay;
   size_t chain_pack;
@@ -175,6 +199,8 @@ typedef struct tun_drv_callbacks {
 /* tun_drv_stats are the driver's counters. */
 typedef struct tun_drv_stats {
   uint64_t queries, answers, timeouts, rejected, copies, unmatched;
+  /* nacks: NACK blocks sent (MD chain with nack_gap). */
+  uint64_t nacks;
   uint64_t send_errors;
   /* resent: MD chain answers taken as resends of packets whose ack was
      lost (their data dropped). */
@@ -186,6 +212,19 @@ typedef struct tun_drv tun_drv;
 /* tun_drv_take_lost_acks returns the acks lost since the last call and
    forgets them (MD chain with lost_to_srv; else 0). */
 size_t tun_drv_take_lost_acks(tun_drv *d);
+
+/* tun_drv_query_key returns a key of the DNS query of |len| bytes at
+   |q|: a hash of its question's name (0 when it has none), which
+   resolvers and relays pass on unchanged where they change its ID. */
+uint64_t tun_drv_query_key(const uint8_t *q, size_t len);
+
+/* tun_drv_take_nacks fills |out| with the segments that the chain query
+   of key |key| (tun_drv_query_key) NACKed and forgets them (the
+   caller's server model resends them: tun_srv_nack); out->n is 0 when
+   it NACKed none, or its record was overwritten (TUN_DRV_NACK_RECS
+   queries carrying NACKs later). The first copy of a query to reach the
+   server takes them. */
+void tun_drv_take_nacks(tun_drv *d, uint64_t key, tun_arq_sent *out);
 
 /* tun_drv_settings_default fills |s| for |model| (transfer targets 0,
    domain empty): 300 workers not fresh and a 1.5 s timeout, or one

@@ -39,17 +39,10 @@
 #define DRV_MD_CHAIN_OPEN 4
 /* DRV_MD_CHAIN_LOST_MAX bounds the chain model's lost acks owed. */
 #define DRV_MD_CHAIN_LOST_MAX 1024
-/* DRV_MD_CHAIN_WND is the chain model's arq windows, segments
-   (MasterDnsVPN's ARQ_WINDOW_SIZE, 1000; its server needs the same). */
-#define DRV_MD_CHAIN_WND 1000
-/* DRV_MD_CHAIN_RTO_MIN, _MAX and _GROW_NUM / _GROW_DEN are the chain
-   model's upload timeouts with chain_up: MasterDnsVPN's
-   ARQ_INITIAL_RTO_SECONDS (0.5, the floor of its adaptive data RTO),
-   ARQ_MAX_RTO_SECONDS (3.0) and its growth a resend (1.35). */
-#define DRV_MD_CHAIN_RTO_MIN (500 * RP_MILLISECONDS)
-#define DRV_MD_CHAIN_RTO_MAX (3 * RP_SECONDS)
-#define DRV_MD_CHAIN_GROW_NUM 27
-#define DRV_MD_CHAIN_GROW_DEN 20
+/* DRV_NACK_SLOTS is how many missing segments the NACKs track, by
+   sequence number modulo it: more than the receive window, so that two
+   segments the client may miss at once never share a slot. */
+#define DRV_NACK_SLOTS 2048
 /* DRV_MD_CHAIN_EDNS is the answer size the chain model asks for, bytes:
    MasterDnsVPN's server fills its answers to the download MTU whatever
    the query's EDNS says (about 1 400 bytes for an MTU of 1 232). */
@@ -188,6 +181,25 @@ struct tun_drv {
   uint64_t chain_serial;
   rp_tstamp dispatch_at;
   rp_tstamp next_ping;
+  /* The NACKs (nack_gap): nack_owed segments in nack_q wait for the
+     dispatch; nack_rec holds the last TUN_DRV_NACK_RECS queries that
+     carried NACKs (their tun_drv_query_key and segments; n 0 once
+     taken), nack_rec_next the one the next overwrites. Per missing
+     segment, in slot sn % DRV_NACK_SLOTS (valid while nack_used and its
+     nack_sn is the segment's): when it was first seen missing and last
+     NACKed (UNSET: not yet). last_data is when data last came. */
+  size_t nack_owed;
+  uint32_t nack_q[TUN_DRV_NACK_MAX];
+  struct {
+    uint64_t key;
+    tun_arq_sent sn;
+  } nack_rec[TUN_DRV_NACK_RECS];
+  size_t nack_rec_next;
+  uint32_t nack_sn[DRV_NACK_SLOTS];
+  uint8_t nack_used[DRV_NACK_SLOTS];
+  rp_tstamp nack_first[DRV_NACK_SLOTS];
+  rp_tstamp nack_last[DRV_NACK_SLOTS];
+  rp_tstamp last_data;
   /* The timeouts the balancer hears of later (bal_loss_after): a ring
      of late_n entries from late_head, in the order they were seen. */
   uint32_t late_res[TUN_DRV_MD_MAX_SENDS];
@@ -234,13 +246,13 @@ static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
       cs.arq.mss = TUN_DRV_KCP_MSS + TUN_ARQ_KCP_OVERHEAD;
     }
   } else if (d->set.chain) {
-    cs.arq.snd_wnd = cs.arq.rcv_wnd = DRV_MD_CHAIN_WND;
     cs.edns_size = DRV_MD_CHAIN_EDNS;
     if (d->set.chain_up) {
-      cs.arq.rto_initial = cs.arq.rto_min = DRV_MD_CHAIN_RTO_MIN;
-      cs.arq.rto_max = DRV_MD_CHAIN_RTO_MAX;
-      cs.arq.backoff_num = DRV_MD_CHAIN_GROW_NUM;
-      cs.arq.backoff_den = DRV_MD_CHAIN_GROW_DEN;
+      /* MasterDnsVPN's ARQ: its windows and its upload's timeouts. */
+      tun_arq_settings_md(&cs.arq);
+    } else {
+      cs.arq.snd_wnd = cs.arq.rcv_wnd = TUN_ARQ_MD_WND;
+      cs.arq.unacked_max = TUN_ARQ_MD_UNACKED;
     }
   }
   cs.domain = d->set.domain;

@@ -196,16 +196,18 @@ static void drv_send_free(tun_drv *d, drv_md_send *s) {
 }
 
 /* drv_fanout sends the |len| bytes of query |id| in d->qbuf to the
-   resolver the balancer picks and dup - 1 others, tracked as sends of
-   |slot| and |gen| carrying |acks| (chain) acks. Returns the number of
-   sends made. */
+   resolver the balancer picks and dup - 1 others (at most |cap| in all,
+   0: no cap), tracked as sends of |slot| and |gen| carrying |acks|
+   (chain) acks in |blocks| control blocks. Returns the number of sends
+   made. */
 static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
-                         uint64_t gen, size_t acks, rp_tstamp now) {
+                         uint64_t gen, size_t acks, size_t blocks, size_t cap,
+                         rp_tstamp now) {
   size_t targets[TUN_DRV_MAX_DUP], nt = 1, k;
   size_t dup = d->set.dup;
 
-  if (acks >= 2 && d->set.dup_packed > dup) {
-    /* A query packing acks: dup_packed sends, one a resolver at most. */
+  if (blocks >= 2 && d->set.dup_packed > dup) {
+    /* A query packing blocks: dup_packed sends, one a resolver at most. */
     size_t nactive = tun_bal_nactive(&d->bal);
 
     dup = d->set.dup_packed < nactive ? d->set.dup_packed : nactive;
@@ -214,6 +216,9 @@ static size_t drv_fanout(tun_drv *d, uint16_t id, size_t len, size_t slot,
     }
   }
 
+  if (cap != 0 && dup > cap) {
+    dup = cap;
+  }
   targets[0] = tun_bal_pick(&d->bal);
   if (dup > 1) {
     nt += tun_bal_pick_copies(&d->bal, targets[0], dup - 1, targets + 1);
@@ -267,7 +272,7 @@ static void drv_slot_send(tun_drv *d, size_t si, rp_tstamp now) {
     return;
   }
   ++d->st.queries;
-  slot->pending = drv_fanout(d, id, (size_t)n, si, slot->gen, 0, now);
+  slot->pending = drv_fanout(d, id, (size_t)n, si, slot->gen, 0, 0, 0, now);
   if (slot->pending == 0) {
     slot->waiting = 0;
     slot->resting = 1;
@@ -276,9 +281,12 @@ static void drv_slot_send(tun_drv *d, size_t si, rp_tstamp now) {
 }
 
 /* drv_chain_send sends one query of the chain model through the
-   balancer with its copies, carrying |acks| acks owed. Returns the number of upload segments it
-   carries, or -1 when nothing went. */
-static long drv_chain_send(tun_drv *d, size_t acks, rp_tstamp now) {
+   balancer with its copies (at most |cap|, 0: dup), carrying |acks| acks
+   owed and the |nacks| NACKs first in nack_q (at most
+   TUN_ARQ_SENT_MAX). Returns the number of upload segments it carries,
+   or -1 when nothing went. */
+static long drv_chain_send(tun_drv *d, size_t acks, size_t nacks, size_t cap,
+                           rp_tstamp now) {
   tun_arq_sent sent;
   uint16_t id = drv_rand16(d);
   rp_ssize n;
@@ -295,25 +303,133 @@ static long drv_chain_send(tun_drv *d, size_t acks, rp_tstamp now) {
   }
   ++d->st.queries;
   ++d->chain_serial;
-  k = drv_fanout(d, id, (size_t)n, DRV_MD_CHAIN, d->chain_serial, acks, now);
+  k = drv_fanout(d, id, (size_t)n, DRV_MD_CHAIN, d->chain_serial, acks,
+                 acks + nacks, cap, now);
   if (k > 0) {
     went = (long)sent.n;
+  }
+  if (k > 0 && nacks > 0) {
+    tun_arq_sent *rec = &d->nack_rec[d->nack_rec_next].sn;
+
+    d->nack_rec[d->nack_rec_next].key = tun_drv_query_key(d->qbuf, (size_t)n);
+    d->nack_rec_next = (d->nack_rec_next + 1) % TUN_DRV_NACK_RECS;
+    rec->n = nacks;
+    memcpy(rec->sn, d->nack_q, nacks * sizeof(rec->sn[0]));
   }
   return went;
 }
 
-/* drv_chain_dispatch sends the queries that carry the acks owed. */
+/* drv_chain_dispatch sends the queries that carry the acks and NACKs
+   owed, chain_pack blocks a query. */
 static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
   d->dispatch_at = RP_TSTAMP_UNSET;
-  while (d->owed > 0) {
+  while (d->owed + d->nack_owed > 0) {
     size_t acks = d->owed > d->set.chain_pack ? d->set.chain_pack : d->owed;
+    size_t nacks = d->set.chain_pack - acks;
 
-    if (drv_chain_send(d, acks, now) < 0) {
+    if (nacks > d->nack_owed) {
+      nacks = d->nack_owed;
+    }
+    if (nacks > TUN_ARQ_SENT_MAX) {
+      nacks = TUN_ARQ_SENT_MAX;
+    }
+    if (drv_chain_send(d, acks, nacks, 0, now) < 0) {
       break;
     }
     d->owed -= acks;
+    d->nack_owed -= nacks;
+    memmove(d->nack_q, d->nack_q + nacks, d->nack_owed * sizeof(d->nack_q[0]));
+    d->st.nacks += nacks;
   }
   d->owed = 0;
+  d->nack_owed = 0;
+}
+
+/* drv_owe owes one block more in |*owed| (acks or NACKs), dispatched
+   chain_delay after the first owed. */
+static void drv_owe(tun_drv *d, size_t *owed, rp_tstamp now) {
+  if (d->owed + d->nack_owed == 0) {
+    d->dispatch_at = now + d->set.chain_delay;
+  }
+  ++*owed;
+}
+
+/* drv_nack_one NACKs missing segment |sn| if due: not when first seen
+   missing, then once it has been missing nack_delay, and again each
+   nack_repeat (MasterDnsVPN's shouldSendDataNack). */
+static void drv_nack_one(tun_drv *d, uint32_t sn, rp_tstamp now) {
+  size_t k = sn % DRV_NACK_SLOTS;
+
+  if (!d->nack_used[k] || d->nack_sn[k] != sn) {
+    d->nack_used[k] = 1;
+    d->nack_sn[k] = sn;
+    d->nack_first[k] = now;
+    d->nack_last[k] = RP_TSTAMP_UNSET;
+    return;
+  }
+  if (now - d->nack_first[k] < d->set.nack_delay ||
+      (d->nack_last[k] != RP_TSTAMP_UNSET &&
+       now - d->nack_last[k] < d->set.nack_repeat)) {
+    return;
+  }
+  if (d->nack_owed == TUN_DRV_NACK_MAX) {
+    return;
+  }
+  d->nack_last[k] = now;
+  d->nack_q[d->nack_owed] = sn;
+  drv_owe(d, &d->nack_owed, now);
+}
+
+/* drv_nack_arrival checks the gaps below the data segment that just
+   came (MasterDnsVPN's maybeSendDataNacks): each missing one when that
+   segment is within nack_gap of the first missing, else a sample: the
+   first nack_gap / 20 missing (rounded up), and the last missing within
+   nack_gap of the first if the sample has not got it. */
+static void drv_nack_arrival(tun_drv *d, rp_tstamp now) {
+  const tun_arq *arq = tun_cli_arq(d->cli);
+  uint32_t nxt = tun_arq_rcv_next(arq), sn = tun_arq_rcv_last(arq);
+  uint32_t diff = sn - nxt, gap = (uint32_t)d->set.nack_gap, m, top = nxt;
+  size_t sample = (d->set.nack_gap + 19) / 20, added = 0;
+
+  if (diff == 0 || diff > TUN_ARQ_MD_WND) {
+    /* In order (already delivered), an old duplicate, or beyond the
+       receive window. */
+    return;
+  }
+  for (m = nxt; m != sn && (diff <= gap || added < sample); ++m) {
+    if (!tun_arq_rcv_present(arq, m)) {
+      drv_nack_one(d, m, now);
+      ++added;
+      top = m;
+    }
+  }
+  if (diff <= gap) {
+    return;
+  }
+  /* The frontier. */
+  for (m = nxt + gap - 1; m != nxt && tun_arq_rcv_present(arq, m); --m) {
+  }
+  if ((uint32_t)(m - nxt) > (uint32_t)(top - nxt)) {
+    drv_nack_one(d, m, now);
+  }
+}
+
+/* drv_nack_idle NACKs every missing segment within nack_gap of the first
+   when data is held beyond a gap and none came for nack_repeat
+   (MasterDnsVPN's runGapRecoveryWatchdog). */
+static void drv_nack_idle(tun_drv *d, rp_tstamp now) {
+  const tun_arq *arq = tun_cli_arq(d->cli);
+  uint32_t nxt = tun_arq_rcv_next(arq), m;
+  int held = 0;
+
+  for (m = nxt; m != nxt + (uint32_t)d->set.nack_gap && !held; ++m) {
+    held = tun_arq_rcv_present(arq, m);
+  }
+  for (m = nxt; held && m != nxt + (uint32_t)d->set.nack_gap; ++m) {
+    if (!tun_arq_rcv_present(arq, m)) {
+      drv_nack_one(d, m, now);
+    }
+  }
 }
 
 /* drv_burst_begin starts a burst of sends whose counts reach the
@@ -339,11 +455,11 @@ static void drv_chain_upload(tun_drv *d, rp_tstamp now) {
   size_t i;
 
   drv_burst_begin(d);
-  for (i = 0; d->set.chain_up && i < DRV_MD_CHAIN_WND &&
+  for (i = 0; d->set.chain_up && i < TUN_ARQ_MD_WND &&
               (tun_arq_want_output(tun_cli_arq(d->cli), now) &
                TUN_ARQ_WANT_DATA) != 0;
        ++i) {
-    if (drv_chain_send(d, 0, now) <= 0) {
+    if (drv_chain_send(d, 0, 0, 0, now) <= 0) {
       break;
     }
   }
@@ -360,7 +476,7 @@ static void drv_chain_start(tun_drv *d, rp_tstamp now) {
   drv_chain_upload(d, now);
   drv_burst_begin(d);
   for (i = 0; i < d->set.chain_open; ++i) {
-    drv_chain_send(d, 0, now);
+    drv_chain_send(d, 0, 0, 0, now);
   }
   drv_burst_end(d);
 }
@@ -485,9 +601,12 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
   }
   ok = rv >= 0;
   if (d->set.chain && rv > 0) {
-    if (d->owed++ == 0) {
-      /* It carried data: its ack is owed. */
-      d->dispatch_at = now + d->set.chain_delay;
+    /* It carried data: its ack is owed, and the gaps it shows may be
+       NACKed. */
+    drv_owe(d, &d->owed, now);
+    d->last_data = now;
+    if (d->set.nack_gap > 0) {
+      drv_nack_arrival(d, now);
     }
   }
   if (ok) {
@@ -570,11 +689,14 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
     /* The upload's packets first: the acks' and pings' queries carry
        none of them (with chain_up). */
     drv_chain_upload(d, now);
+    if (d->set.nack_gap > 0 && now - d->last_data >= d->set.nack_repeat) {
+      drv_nack_idle(d, now);
+    }
     if (d->dispatch_at != RP_TSTAMP_UNSET && now >= d->dispatch_at) {
       drv_chain_dispatch(d, now);
     }
     if (now >= d->next_ping) {
-      drv_chain_send(d, 0, now);
+      drv_chain_send(d, 0, 0, d->set.ping_dup, now);
       while (d->next_ping <= now) {
         d->next_ping += d->set.ping_interval;
       }

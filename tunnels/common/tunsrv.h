@@ -197,6 +197,13 @@ int tun_srv_handle_expiry(tun_srv *srv, rp_tstamp now);
    TUN_SRV_MAX_RESENDS. */
 void tun_srv_add_resends(tun_srv *srv, size_t n);
 
+/* tun_srv_nack marks the segments of |sns| that the session of the next
+   tun_srv_on_datagram has in flight for resend at once, as the
+   MasterDnsVPN server resends a packet its client NACKed: the
+   simulator's model of a NACK riding in that query (tun_drv's
+   nack_gap). */
+void tun_srv_nack(tun_srv *srv, const tun_arq_sent *sns);
+
 /* tun_srv_get_stats fills |stats|. */
 void tun_srv_get_stats(const tun_srv *srv, tun_srv_stats *stats);
 

@@ -6,7 +6,9 @@
  * the resend that a lost ack costs; with chain_up the upload as a query
  * per packet resent on its own timeout, and with lost_to_srv the lost
  * acks handed to the server model; a query packing acks sent on as many
- * resolvers as dup_packed asks; a timeout the balancer hears of late.
+ * resolvers as dup_packed asks; a timeout the balancer hears of late;
+ * the NACKs of a gap (when data comes, and when none does) and the
+ * server's resend of a NACKed segment; pings with ping_dup copies.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tuncli.h"
 #include "tundrv.h"
 #include "tunsrv.h"
 
@@ -131,13 +134,17 @@ typedef struct fixture {
   rp_tstamp now;
 } fixture;
 
+/* chain_tweak changes a test's settings before the driver and the
+   server are made. */
+typedef void (*chain_tweak)(tun_drv_settings *ds, tun_srv_settings *ss);
+
 /* chain_setup_full runs the MTU test of a chain driver over |nres|
    resolvers and leaves the opening queries in |f->w|; |up| bytes to
    upload; |real| 1 sets chain_up and lost_to_srv, and the server's
-   up_ack_only (the simulator's real MasterDnsVPN); dup 1,
-   |dup_packed| and |bal_loss_after|. */
+   up_ack_only (the simulator's real MasterDnsVPN); dup 1; then
+   |tweak| (NULL: none). */
 static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
-                             size_t dup_packed, rp_duration bal_loss_after) {
+                             chain_tweak tweak) {
   tun_drv_settings ds;
   tun_srv_settings ss;
   tun_drv_callbacks dcb = {.send = drv_send_cb, .rand = drv_rand_cb};
@@ -151,8 +158,6 @@ static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
   ds.chain = 1;
   ds.dup = 1;
   ds.nres = nres;
-  ds.dup_packed = dup_packed;
-  ds.bal_loss_after = bal_loss_after;
   ds.strategy = TUN_BAL_LEAST_LOSS;
   ds.mtu_ceiling = 1232;
   ds.down_bytes = UINT64_MAX;
@@ -167,6 +172,9 @@ static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
   ss.max_answer = 1500;
   ss.arq.snd_wnd = ss.arq.rcv_wnd = 1000;
   ss.up_ack_only = real;
+  if (tweak != NULL) {
+    tweak(&ds, &ss);
+  }
   assert_int_equal(tun_drv_new(&f->drv, &ds, &dcb, NULL, &f->w), 0);
   assert_int_equal(tun_srv_new(&f->srv, &ss, &scb, NULL, &f->w), 0);
   assert_int_equal(tun_drv_start(f->drv, f->now), 0);
@@ -184,7 +192,7 @@ static void chain_setup_full(fixture *f, uint64_t up, int real, size_t nres,
 }
 
 static void chain_setup_n(fixture *f, uint64_t up, int real, size_t nres) {
-  chain_setup_full(f, up, real, nres, 0, 0);
+  chain_setup_full(f, up, real, nres, NULL);
 }
 
 static void chain_setup_with(fixture *f, uint64_t up, int real) {
@@ -458,6 +466,11 @@ static void test_tundrv_chain_burst_spread(void **state) {
   chain_teardown(&f);
 }
 
+static void dup_packed_4(tun_drv_settings *ds, tun_srv_settings *ss) {
+  (void)ss;
+  ds->dup_packed = 4;
+}
+
 /* A query that packs acks goes with dup_packed sends, one a resolver
    (MasterDnsVPN's packed blocks: SETUP_PACKET_DUPLICATION_COUNT, 4,
    over 3 resolvers); a query with one ack goes with dup (1). */
@@ -466,7 +479,7 @@ static void test_tundrv_chain_dup_packed(void **state) {
   size_t seen[3] = {0, 0, 0}, i, na;
 
   (void)state;
-  chain_setup_full(&f, 0, 0, 3, 4, 0);
+  chain_setup_full(&f, 0, 0, 3, dup_packed_4);
   assert_int_equal(f.w.nq, 4);
   serve(&f.w, f.srv, f.now);
   assert_int_equal(f.w.na, 4);
@@ -486,11 +499,17 @@ static void test_tundrv_chain_dup_packed(void **state) {
   chain_teardown(&f);
 }
 
+static void bal_loss_5s(tun_drv_settings *ds, tun_srv_settings *ss) {
+  (void)ss;
+  ds->bal_loss_after = 5 * RP_SECONDS;
+}
+
 /* With bal_loss_after the balancer hears of a timed-out send only that
    long after it was sent (MasterDnsVPN's request timeout); without it,
    at the driver's timeout. */
 static void test_tundrv_chain_bal_loss_after(void **state) {
   static const rp_duration after[] = {0, 5 * RP_SECONDS};
+  static const chain_tweak tweak[] = {NULL, bal_loss_5s};
   size_t k;
 
   (void)state;
@@ -499,7 +518,7 @@ static void test_tundrv_chain_bal_loss_after(void **state) {
     rp_tstamp t0;
     tun_drv_stats st;
 
-    chain_setup_full(&f, 0, 0, 1, 0, after[k]);
+    chain_setup_full(&f, 0, 0, 1, tweak[k]);
     t0 = f.now;
     assert_int_equal(f.w.nq, 4);
     f.w.nq = 0;
@@ -517,6 +536,166 @@ static void test_tundrv_chain_bal_loss_after(void **state) {
   }
 }
 
+static void nacks_md(tun_drv_settings *ds, tun_srv_settings *ss) {
+  ds->nack_gap = 32;
+  ds->nack_delay = 100 * RP_MILLISECONDS;
+  ds->nack_repeat = 800 * RP_MILLISECONDS;
+  /* MasterDnsVPN's server: no fast resend, so only the NACK resends. */
+  tun_arq_settings_md(&ss->arq);
+}
+
+/* rcv_next returns the first segment the driver's client lacks. */
+static uint32_t rcv_next(fixture *f) {
+  return tun_arq_rcv_next(tun_cli_arq(tun_drv_cli(f->drv)));
+}
+
+/* take_nacks returns how many NACKs query |i| of the wire carries (the
+   first in |*first|), as its server would take them. */
+static size_t take_nacks(fixture *f, size_t i, tun_arq_sent *sns) {
+  tun_drv_take_nacks(f->drv, tun_drv_query_key(f->w.q[i], f->w.qlen[i]), sns);
+  return sns->n;
+}
+
+/* gap_opening serves the opening and delivers its answers but the
+   second: one segment missing, first seen now; the query carrying the
+   three acks goes (left in the wire). */
+static void gap_opening(fixture *f) {
+  tun_arq_sent sns;
+
+  assert_int_equal(f->w.nq, 4);
+  serve(&f->w, f->srv, f->now);
+  assert_int_equal(f->w.na, 4);
+  f->now += RP_MILLISECONDS;
+  answer(&f->w, f->drv, 0, 1, f->now);
+  answer(&f->w, f->drv, 2, 4, f->now);
+  assert_int_equal(rcv_next(f), 1);
+  f->now += RP_MICROSECONDS;
+  tun_drv_tick(f->drv, f->now);
+  assert_int_equal(f->w.nq, 1);
+  /* No NACK at first sight. */
+  assert_int_equal(take_nacks(f, 0, &sns), 0);
+}
+
+/* The client NACKs a gap when data comes once the gap is nack_delay
+   old, in the query carrying that data's ack, and again only each
+   nack_repeat; its server takes the NACK from that query and resends
+   the segment (tun_srv_nack). */
+static void test_tundrv_chain_nack(void **state) {
+  fixture f;
+  tun_drv_stats st;
+  tun_srv_stats s0, s1;
+  tun_arq_sent sns, none;
+  rp_tstamp seen, nacked;
+  size_t na;
+
+  (void)state;
+  chain_setup_full(&f, 0, 0, 1, nacks_md);
+  gap_opening(&f);
+  seen = f.now - RP_MICROSECONDS;
+  /* The acks' answer brings the next segment before nack_delay: no
+     NACK yet. */
+  na = f.w.na;
+  serve(&f.w, f.srv, f.now);
+  f.now = seen + 50 * RP_MILLISECONDS;
+  answer_dispatch(&f, na, na + 1);
+  assert_int_equal(f.w.nq, 1);
+  assert_int_equal(take_nacks(&f, 0, &sns), 0);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.nacks, 0);
+  /* That ack's answer after nack_delay: its ack and the NACK go in one
+     query. */
+  na = f.w.na;
+  serve(&f.w, f.srv, f.now);
+  f.now = seen + 100 * RP_MILLISECONDS - RP_MILLISECONDS;
+  answer_dispatch(&f, na, na + 1);
+  nacked = f.now;
+  /* (A ping may follow it: the tick sends the acks first.) */
+  assert_true(f.w.nq >= 1);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.nacks, 1);
+  assert_int_equal(take_nacks(&f, 0, &sns), 1);
+  assert_int_equal(sns.sn[0], 1);
+  /* Taken once: a later copy of the query carries none. */
+  assert_int_equal(take_nacks(&f, 0, &none), 0);
+  /* The server resends segment 1 in its answer (lost here). */
+  tun_srv_get_stats(f.srv, &s0);
+  tun_srv_nack(f.srv, &sns);
+  serve(&f.w, f.srv, f.now);
+  tun_srv_get_stats(f.srv, &s1);
+  assert_int_equal(s1.retransmissions, s0.retransmissions + 1);
+  /* More data within nack_repeat: no NACK; after it, one more. */
+  f.now = nacked + 700 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  na = f.w.na;
+  serve(&f.w, f.srv, f.now);
+  answer_dispatch(&f, na, na + 1);
+  assert_int_equal(take_nacks(&f, 0, &sns), 0);
+  f.w.nq = 0;
+  f.now = nacked + 800 * RP_MILLISECONDS - RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  na = f.w.na;
+  serve(&f.w, f.srv, f.now);
+  answer_dispatch(&f, na, na + 1);
+  assert_true(f.w.nq >= 1);
+  assert_int_equal(take_nacks(&f, 0, &sns), 1);
+  assert_int_equal(sns.sn[0], 1);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.nacks, 2);
+  chain_teardown(&f);
+}
+
+/* With no data for nack_repeat, the tick NACKs a gap: a query of its
+   own, no ack in it. */
+static void test_tundrv_chain_nack_idle(void **state) {
+  fixture f;
+  tun_arq_sent sns;
+  rp_tstamp seen;
+
+  (void)state;
+  chain_setup_full(&f, 0, 0, 1, nacks_md);
+  gap_opening(&f);
+  f.w.nq = 0;
+  seen = f.now - RP_MICROSECONDS;
+  /* The pings go unanswered. */
+  f.now = seen + 800 * RP_MILLISECONDS - RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  f.w.nq = 0;
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 0);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  assert_int_equal(take_nacks(&f, 0, &sns), 1);
+  assert_int_equal(sns.sn[0], 1);
+  chain_teardown(&f);
+}
+
+static void dup3_ping2(tun_drv_settings *ds, tun_srv_settings *ss) {
+  (void)ss;
+  ds->dup = 3;
+  ds->ping_dup = 2;
+}
+
+/* A ping goes with ping_dup sends at most (MasterDnsVPN: 2), other
+   queries with dup. */
+static void test_tundrv_chain_ping_dup(void **state) {
+  fixture f;
+  rp_tstamp t0;
+
+  (void)state;
+  chain_setup_full(&f, 0, 0, 3, dup3_ping2);
+  t0 = f.now;
+  /* The opening: 4 queries of 3 sends. */
+  assert_int_equal(f.w.nq, 12);
+  f.w.nq = 0;
+  f.now = t0 + 100 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 2);
+  assert_true(f.w.qres[0] != f.w.qres[1]);
+  chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
@@ -528,6 +707,9 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_burst_spread),
       cmocka_unit_test(test_tundrv_chain_dup_packed),
       cmocka_unit_test(test_tundrv_chain_bal_loss_after),
+      cmocka_unit_test(test_tundrv_chain_nack),
+      cmocka_unit_test(test_tundrv_chain_nack_idle),
+      cmocka_unit_test(test_tundrv_chain_ping_dup),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
