@@ -354,6 +354,9 @@ static cJSON *table_round_json(const sim_table_setup *s,
                           (double)r->server.bytes_down);
   cJSON_AddNumberToObject(sv, "retransmissions",
                           (double)r->server.retransmissions);
+  if (r->server.resends > 0) {
+    cJSON_AddNumberToObject(sv, "resends", (double)r->server.resends);
+  }
   cpu = cJSON_AddObjectToObject(o, "cpu_seconds");
   cJSON_AddNumberToObject(cpu, "client",
                           (double)r->cpu_client / SIM_TABLE_NS_PER_S);
