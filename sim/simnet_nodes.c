@@ -634,8 +634,7 @@ static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
     /* The NACKs this query carries (tundrv.h's nack_gap). */
     tun_arq_sent sns;
 
-    tun_drv_take_nacks(n->nodes->drv, tun_drv_query_key(pk->data, pk->len),
-                       &sns);
+    tun_drv_take_nacks(n->nodes->drv, pk->data, pk->len, &sns);
     tun_srv_nack(n->nodes->srv, &sns);
   }
   return tun_srv_on_datagram(n->nodes->srv, pk->data, pk->len, &peer, n->now);

@@ -317,7 +317,7 @@ size_t tun_drv_take_lost_acks(tun_drv *d) {
   return n;
 }
 
-uint64_t tun_drv_query_key(const uint8_t *q, size_t len) {
+uint64_t drv_query_key(const uint8_t *q, size_t len) {
   /* FNV-1a over the name's wire bytes, from the end of the header. */
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   size_t pos = RP_DNS_HEADER_LEN;
@@ -335,14 +335,21 @@ uint64_t tun_drv_query_key(const uint8_t *q, size_t len) {
   return pos < len ? h : 0;
 }
 
-void tun_drv_take_nacks(tun_drv *d, uint64_t key, tun_arq_sent *out) {
+void tun_drv_take_nacks(tun_drv *d, const uint8_t *q, size_t len,
+                        tun_arq_sent *out) {
+  uint64_t key;
   size_t i;
 
   out->n = 0;
-  for (i = 0; key != 0 && i < TUN_DRV_NACK_RECS; ++i) {
+  if (d->nack_rec_live == 0 || (key = drv_query_key(q, len)) == 0) {
+    /* Nothing to find: no hash of the query on the server's path. */
+    return;
+  }
+  for (i = 0; i < TUN_DRV_NACK_RECS; ++i) {
     if (d->nack_rec[i].sn.n > 0 && d->nack_rec[i].key == key) {
       *out = d->nack_rec[i].sn;
       d->nack_rec[i].sn.n = 0;
+      --d->nack_rec_live;
       return;
     }
   }

@@ -213,18 +213,15 @@ typedef struct tun_drv tun_drv;
    forgets them (MD chain with lost_to_srv; else 0). */
 size_t tun_drv_take_lost_acks(tun_drv *d);
 
-/* tun_drv_query_key returns a key of the DNS query of |len| bytes at
-   |q|: a hash of its question's name (0 when it has none), which
-   resolvers and relays pass on unchanged where they change its ID. */
-uint64_t tun_drv_query_key(const uint8_t *q, size_t len);
-
 /* tun_drv_take_nacks fills |out| with the segments that the chain query
-   of key |key| (tun_drv_query_key) NACKed and forgets them (the
-   caller's server model resends them: tun_srv_nack); out->n is 0 when
-   it NACKed none, or its record was overwritten (TUN_DRV_NACK_RECS
-   queries carrying NACKs later). The first copy of a query to reach the
-   server takes them. */
-void tun_drv_take_nacks(tun_drv *d, uint64_t key, tun_arq_sent *out);
+   of |len| bytes at |q| NACKed and forgets them (the caller's server
+   model resends them: tun_srv_nack). The query is known by its
+   question's name, which resolvers and relays pass on unchanged where
+   they change its ID; the first copy to reach the server takes them.
+   out->n is 0 when it NACKed none, or its record was overwritten
+   (TUN_DRV_NACK_RECS queries carrying NACKs later). */
+void tun_drv_take_nacks(tun_drv *d, const uint8_t *q, size_t len,
+                        tun_arq_sent *out);
 
 /* tun_drv_settings_default fills |s| for |model| (transfer targets 0,
    domain empty): 300 workers not fresh and a 1.5 s timeout, or one

@@ -183,8 +183,9 @@ struct tun_drv {
   rp_tstamp next_ping;
   /* The NACKs (nack_gap): nack_owed segments in nack_q wait for the
      dispatch; nack_rec holds the last TUN_DRV_NACK_RECS queries that
-     carried NACKs (their tun_drv_query_key and segments; n 0 once
-     taken), nack_rec_next the one the next overwrites. Per missing
+     carried NACKs (their drv_query_key and segments; n 0 once taken),
+     nack_rec_next the one the next overwrites, nack_rec_live how many
+     are not taken. Per missing
      segment, in slot sn % DRV_NACK_SLOTS (valid while nack_used and its
      nack_sn is the segment's): when it was first seen missing and last
      NACKed (UNSET: not yet). last_data is when data last came. */
@@ -195,6 +196,7 @@ struct tun_drv {
     tun_arq_sent sn;
   } nack_rec[TUN_DRV_NACK_RECS];
   size_t nack_rec_next;
+  size_t nack_rec_live;
   uint32_t nack_sn[DRV_NACK_SLOTS];
   uint8_t nack_used[DRV_NACK_SLOTS];
   rp_tstamp nack_first[DRV_NACK_SLOTS];
@@ -220,6 +222,11 @@ static inline void drv_send(tun_drv *d, uint32_t chan, size_t res,
     ++d->st.send_errors;
   }
 }
+
+/* drv_query_key returns a key of the DNS query of |len| bytes at |q|: a
+   hash of its question's name (0 when it has none), which resolvers and
+   relays pass on unchanged where they change its ID. */
+uint64_t drv_query_key(const uint8_t *q, size_t len);
 
 /* drv_progress pumps the transfer and ends the run when it is done. */
 static inline void drv_progress(tun_drv *d, rp_tstamp now) {

@@ -311,8 +311,11 @@ static long drv_chain_send(tun_drv *d, size_t acks, size_t nacks, size_t cap,
   if (k > 0 && nacks > 0) {
     tun_arq_sent *rec = &d->nack_rec[d->nack_rec_next].sn;
 
-    d->nack_rec[d->nack_rec_next].key = tun_drv_query_key(d->qbuf, (size_t)n);
+    d->nack_rec[d->nack_rec_next].key = drv_query_key(d->qbuf, (size_t)n);
     d->nack_rec_next = (d->nack_rec_next + 1) % TUN_DRV_NACK_RECS;
+    if (rec->n == 0) {
+      ++d->nack_rec_live;
+    }
     rec->n = nacks;
     memcpy(rec->sn, d->nack_q, nacks * sizeof(rec->sn[0]));
   }

@@ -552,7 +552,7 @@ static uint32_t rcv_next(fixture *f) {
 /* take_nacks returns how many NACKs query |i| of the wire carries (the
    first in |*first|), as its server would take them. */
 static size_t take_nacks(fixture *f, size_t i, tun_arq_sent *sns) {
-  tun_drv_take_nacks(f->drv, tun_drv_query_key(f->w.q[i], f->w.qlen[i]), sns);
+  tun_drv_take_nacks(f->drv, f->w.q[i], f->w.qlen[i], sns);
   return sns->n;
 }
 
