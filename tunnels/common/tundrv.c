@@ -318,21 +318,18 @@ size_t tun_drv_take_lost_acks(tun_drv *d) {
 }
 
 uint64_t drv_query_key(const uint8_t *q, size_t len) {
-  /* FNV-1a over the name's wire bytes, from the end of the header. */
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
   size_t pos = RP_DNS_HEADER_LEN;
 
+  /* The name's labels up to its root label, whole. */
   while (pos < len && q[pos] != 0) {
-    size_t end = pos + 1 + q[pos];
-
-    if (q[pos] > 63 || end > len) {
+    if (q[pos] > 63 || pos + 1 + q[pos] > len) {
       return 0;
     }
-    for (; pos < end; ++pos) {
-      h = (h ^ q[pos]) * UINT64_C(0x100000001b3);
-    }
+    pos += 1 + (size_t)q[pos];
   }
-  return pos < len ? h : 0;
+  return pos < len ? tun_xfer_fnv1a(TUN_XFER_FNV_INIT, q + RP_DNS_HEADER_LEN,
+                                    pos - RP_DNS_HEADER_LEN)
+                   : 0;
 }
 
 void tun_drv_take_nacks(tun_drv *d, const uint8_t *q, size_t len,
