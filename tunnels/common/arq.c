@@ -396,6 +396,24 @@ static uint64_t arq_ack_seg(tun_arq *arq, arq_sseg *g, rp_tstamp now) {
   return order;
 }
 
+void tun_arq_ack_list(tun_arq *arq, const tun_arq_sent *sent, rp_tstamp now) {
+  size_t i, n = sent->n < TUN_ARQ_SENT_MAX ? sent->n : TUN_ARQ_SENT_MAX;
+
+  for (i = 0; i < n; ++i) {
+    uint32_t sn = sent->sn[i];
+    arq_sseg *g = arq_sslot(arq, sn);
+
+    if ((uint32_t)(sn - arq->snd_una) <
+            (uint32_t)(arq->snd_nxt - arq->snd_una) &&
+        g->used && !g->sacked) {
+      (void)arq_ack_seg(arq, g, now);
+      /* As a sack: the slot stays until the cumulative ack passes it. */
+      g->used = 1;
+      g->sacked = 1;
+    }
+  }
+}
+
 /* arq_kcp_fastacks counts KCP's fast acks of an ack frame (kcp-go's
    parse_fastack): for each segment of |fresh| (the |n| the frame's sack
    acked first: KCP acks a segment past its cumulative ack once), each

@@ -258,6 +258,12 @@ rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap);
    lost (its query was answered with an error rcode). */
 void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent);
 
+/* tun_arq_ack_list acks the segments of |sent| still in flight one by
+   one, as the sack does: a peer that names each segment it acks
+   (MasterDnsVPN's per-packet acks) reaches past the 256 segments a
+   frame's sack covers. */
+void tun_arq_ack_list(tun_arq *arq, const tun_arq_sent *sent, rp_tstamp now);
+
 /* tun_arq_ack_header writes the ack header a frame would carry now (the
    cumulative ack, the free receive slots and the sack bitmap, at most
    |cap| bytes) into |out| and returns its length, or RP_ERR_NOBUF if
