@@ -630,12 +630,13 @@ static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
   /* The packets whose acks the client lost are sent again (tundrv.h's
      lost_to_srv). */
   tun_srv_add_resends(n->nodes->srv, tun_drv_take_lost_acks(n->nodes->drv));
-  if (n->cell.drv.nack_gap > 0) {
-    /* The NACKs this query carries (tundrv.h's nack_gap). */
-    tun_arq_sent sns;
+  if (n->cell.drv.nack_gap > 0 || n->cell.drv.acks_named) {
+    /* The acks by name and the NACKs this query carries (tundrv.h's
+       acks_named and nack_gap). */
+    tun_arq_sent acks, nacks;
 
-    tun_drv_take_nacks(n->nodes->drv, pk->data, pk->len, &sns);
-    tun_srv_nack(n->nodes->srv, &sns);
+    tun_drv_take_blocks(n->nodes->drv, pk->data, pk->len, &acks, &nacks);
+    tun_srv_blocks(n->nodes->srv, &acks, &nacks);
   }
   return tun_srv_on_datagram(n->nodes->srv, pk->data, pk->len, &peer, n->now);
 }

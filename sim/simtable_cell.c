@@ -91,6 +91,11 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       ds->nack_gap = 32;
       ds->nack_delay = 100 * RP_MILLISECONDS;
       ds->nack_repeat = 800 * RP_MILLISECONDS;
+      /* Its acks name their packets. */
+      ds->acks_named = 1;
+      /* Its dispatcher beside a busy client's readers. */
+      ds->chain_busy = 100 * RP_MICROSECONDS;
+      ds->chain_busy_rate = 2000;
       ds->lost_to_srv = 1;
       cell->down_ends = 1;
     }

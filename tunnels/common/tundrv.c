@@ -80,7 +80,11 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
     d->sends =
         mem->calloc(TUN_DRV_MD_MAX_SENDS, sizeof(drv_md_send), mem->user_data);
     d->id_head = mem->calloc(DRV_MD_IDS, sizeof(uint16_t), mem->user_data);
-    rv = d->sends == NULL || d->id_head == NULL
+    if (s->chain) {
+      d->recs =
+          mem->calloc(DRV_BLOCK_RECS, sizeof(drv_block_rec), mem->user_data);
+    }
+    rv = d->sends == NULL || d->id_head == NULL || (s->chain && d->recs == NULL)
              ? RP_ERR_NOMEM
              : tun_bal_init(&d->bal, s->nres, s->strategy);
   } else {
@@ -104,6 +108,7 @@ void tun_drv_del(tun_drv *d) {
   d->mem.free(d->workers, d->mem.user_data);
   d->mem.free(d->sends, d->mem.user_data);
   d->mem.free(d->id_head, d->mem.user_data);
+  d->mem.free(d->recs, d->mem.user_data);
   d->mem.free(d, d->mem.user_data);
 }
 
@@ -332,21 +337,26 @@ uint64_t drv_query_key(const uint8_t *q, size_t len) {
                    : 0;
 }
 
-void tun_drv_take_nacks(tun_drv *d, const uint8_t *q, size_t len,
-                        tun_arq_sent *out) {
+void tun_drv_take_blocks(tun_drv *d, const uint8_t *q, size_t len,
+                         tun_arq_sent *acks, tun_arq_sent *nacks) {
+  drv_block_rec *set;
   uint64_t key;
   size_t i;
 
-  out->n = 0;
-  if (d->nack_rec_live == 0 || (key = drv_query_key(q, len)) == 0) {
+  acks->n = nacks->n = 0;
+  if (d->rec_live == 0 || (key = drv_query_key(q, len)) == 0) {
     /* Nothing to find: no hash of the query on the server's path. */
     return;
   }
-  for (i = 0; i < TUN_DRV_NACK_RECS; ++i) {
-    if (d->nack_rec[i].sn.n > 0 && d->nack_rec[i].key == key) {
-      *out = d->nack_rec[i].sn;
-      d->nack_rec[i].sn.n = 0;
-      --d->nack_rec_live;
+  set = &d->recs[key % (DRV_BLOCK_RECS / DRV_BLOCK_WAYS) * DRV_BLOCK_WAYS];
+  for (i = 0; i < DRV_BLOCK_WAYS; ++i) {
+    drv_block_rec *r = &set[i];
+
+    if (r->key == key && r->acks.n + r->nacks.n > 0) {
+      *acks = r->acks;
+      *nacks = r->nacks;
+      r->acks.n = r->nacks.n = 0;
+      --d->rec_live;
       return;
     }
   }

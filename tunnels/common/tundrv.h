@@ -88,10 +88,8 @@ typedef enum tun_drv_model {
 #define TUN_DRV_MAX_DUP 10
 #define TUN_DRV_MAX_RESOLVERS 32
 /* TUN_DRV_NACK_MAX bounds nack_gap (MD chain), segments, and the NACKs
-   waiting for the dispatch. TUN_DRV_NACK_RECS is how many queries
-   carrying NACKs tun_drv_take_nacks can still find. */
+   waiting for the dispatch. */
 #define TUN_DRV_NACK_MAX 64
-#define TUN_DRV_NACK_RECS 64
 /* TUN_DRV_ORIG_WINDOW is the original model's arq windows, segments
    (dnstt's KCP: 64; its server takes --window 64 to match). */
 #define TUN_DRV_ORIG_WINDOW 64
@@ -164,10 +162,26 @@ typedef struct tun_drv_settings {
      tick NACKs them too. A NACK is a control block the dispatch packs
      with the acks owed, at most TUN_ARQ_SENT_MAX a query (a lost one
      costs nothing); the server hears of it with its query
-     (tun_drv_take_nacks). 0: none. */
+     (tun_drv_take_blocks). 0: none. */
   size_t nack_gap;
   rp_duration nack_delay;
   rp_duration nack_repeat;
+  /* acks_named 1 (MD chain): each ack names its packet, as
+     MasterDnsVPN's do, and the server hears of the first
+     TUN_ARQ_SENT_MAX a query carries with that query
+     (tun_drv_take_blocks), beside the frame's cumulative ack and its
+     sack of 256 segments; 0: the frame's acks only. */
+  int acks_named;
+  /* chain_busy (MD chain): a busy client's dispatcher, a goroutine of
+     its own on the other core. While data answers come at
+     chain_busy_rate a second or more (counted over 10 ms), the first
+     ack owed goes at once in a query of its own, and the dispatcher is
+     then busy chain_busy, ns: the acks owed meanwhile wait and go
+     together at its end. A quiet client packs the acks owed within
+     chain_delay, as its goroutines wake together. 0: the quiet rule
+     always. */
+  rp_duration chain_busy;
+  uint32_t chain_busy_rate;
   size_t chain_open;
   rp_duration chain_delay;
   size_t chain_pack;
@@ -213,15 +227,16 @@ typedef struct tun_drv tun_drv;
    forgets them (MD chain with lost_to_srv; else 0). */
 size_t tun_drv_take_lost_acks(tun_drv *d);
 
-/* tun_drv_take_nacks fills |out| with the segments that the chain query
-   of |len| bytes at |q| NACKed and forgets them (the caller's server
-   model resends them: tun_srv_nack). The query is known by its
-   question's name, which resolvers and relays pass on unchanged where
-   they change its ID; the first copy to reach the server takes them.
-   out->n is 0 when it NACKed none, or its record was overwritten
-   (TUN_DRV_NACK_RECS queries carrying NACKs later). */
-void tun_drv_take_nacks(tun_drv *d, const uint8_t *q, size_t len,
-                        tun_arq_sent *out);
+/* tun_drv_take_blocks fills |acks| and |nacks| with the segments that
+   the chain query of |len| bytes at |q| acked by name (acks_named) and
+   NACKed (nack_gap), and forgets them: the caller's server model
+   applies them (tun_srv_blocks). The query is known by its question's
+   name, which resolvers and relays pass on unchanged where they change
+   its ID; the first copy to reach the server takes them. Both are
+   empty when it carried none, or its record was overwritten (a few
+   thousand such queries later). */
+void tun_drv_take_blocks(tun_drv *d, const uint8_t *q, size_t len,
+                         tun_arq_sent *acks, tun_arq_sent *nacks);
 
 /* tun_drv_settings_default fills |s| for |model| (transfer targets 0,
    domain empty): 300 workers not fresh and a 1.5 s timeout, or one

@@ -37,8 +37,18 @@
 #define DRV_MD_PING_INTERVAL (100 * RP_MILLISECONDS)
 #define DRV_MD_CHAIN ((size_t)-1)
 #define DRV_MD_CHAIN_OPEN 4
+/* DRV_MD_BUSY_WINDOW is the span over which chain_busy_rate is
+   counted. */
+#define DRV_MD_BUSY_WINDOW (10 * RP_MILLISECONDS)
 /* DRV_MD_CHAIN_LOST_MAX bounds the chain model's lost acks owed. */
 #define DRV_MD_CHAIN_LOST_MAX 1024
+/* DRV_BLOCK_RECS is how many chain queries' named acks and NACKs the
+   driver keeps for tun_drv_take_blocks, in sets of DRV_BLOCK_WAYS
+   chosen by the query's key (a full set loses one of its records).
+   DRV_ACK_Q bounds the named acks waiting for the dispatch. */
+#define DRV_BLOCK_RECS 4096
+#define DRV_BLOCK_WAYS 4
+#define DRV_ACK_Q 1024
 /* DRV_NACK_SLOTS is how many missing segments the NACKs track, by
    sequence number modulo it: more than the receive window, so that two
    segments the client may miss at once never share a slot. */
@@ -129,6 +139,14 @@ typedef struct drv_md_send {
   uint16_t next;
 } drv_md_send;
 
+/* drv_block_rec is a chain query's named acks and NACKs under its
+   drv_query_key (both empty: taken, or free). */
+typedef struct drv_block_rec {
+  uint64_t key;
+  tun_arq_sent acks;
+  tun_arq_sent nacks;
+} drv_block_rec;
+
 /* drv_md_slot is one MD slot. */
 typedef struct drv_md_slot {
   int waiting;
@@ -180,23 +198,32 @@ struct tun_drv {
   uint32_t burst_sent[TUN_DRV_MAX_RESOLVERS];
   uint64_t chain_serial;
   rp_tstamp dispatch_at;
+  /* chain_busy: the dispatcher is sending until disp_free; busy_n data
+     answers came in the window from busy_t0, and busy says whether the
+     window before had chain_busy_rate; disp_now: the answer being
+     handled dispatches at once. */
+  rp_tstamp disp_free;
+  rp_tstamp busy_t0;
+  size_t busy_n;
+  int busy;
+  int disp_now;
   rp_tstamp next_ping;
   /* The NACKs (nack_gap): nack_owed segments in nack_q wait for the
-     dispatch; nack_rec holds the last TUN_DRV_NACK_RECS queries that
-     carried NACKs (their drv_query_key and segments; n 0 once taken),
-     nack_rec_next the one the next overwrites, nack_rec_live how many
-     are not taken. Per missing
-     segment, in slot sn % DRV_NACK_SLOTS (valid while nack_used and its
-     nack_sn is the segment's): when it was first seen missing and last
-     NACKed (UNSET: not yet). last_data is when data last came. */
+     dispatch. Per missing segment, in slot sn % DRV_NACK_SLOTS (valid
+     while nack_used and its nack_sn is the segment's): when it was
+     first seen missing and last NACKed (UNSET: not yet). last_data is
+     when data last came. */
   size_t nack_owed;
   uint32_t nack_q[TUN_DRV_NACK_MAX];
-  struct {
-    uint64_t key;
-    tun_arq_sent sn;
-  } nack_rec[TUN_DRV_NACK_RECS];
-  size_t nack_rec_next;
-  size_t nack_rec_live;
+  /* acks_named: the segments of the first ack_qn acks owed. */
+  uint32_t ack_q[DRV_ACK_Q];
+  size_t ack_qn;
+  /* recs: DRV_BLOCK_RECS records of the chain queries that carried
+     named acks or NACKs (chain only, else NULL); rec_live counts those
+     not taken, rec_serial picks the record a full set loses. */
+  drv_block_rec *recs;
+  size_t rec_live;
+  uint64_t rec_serial;
   uint32_t nack_sn[DRV_NACK_SLOTS];
   uint8_t nack_used[DRV_NACK_SLOTS];
   rp_tstamp nack_first[DRV_NACK_SLOTS];

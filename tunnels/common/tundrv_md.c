@@ -280,11 +280,42 @@ static void drv_slot_send(tun_drv *d, size_t si, rp_tstamp now) {
   }
 }
 
+/* drv_rec_put keeps the named acks (the first |acks| of ack_q, as many
+   as it holds, at most TUN_ARQ_SENT_MAX) and the first |nacks| NACKs of
+   nack_q of the query of key |key| for tun_drv_take_blocks: in a free
+   record of its set, else in the one rec_serial picks. */
+static void drv_rec_put(tun_drv *d, uint64_t key, size_t acks, size_t nacks) {
+  drv_block_rec *set, *r = NULL;
+  size_t i;
+
+  acks = acks < d->ack_qn ? acks : d->ack_qn;
+  acks = acks < TUN_ARQ_SENT_MAX ? acks : TUN_ARQ_SENT_MAX;
+  if (acks + nacks == 0 || key == 0) {
+    return;
+  }
+  set = &d->recs[key % (DRV_BLOCK_RECS / DRV_BLOCK_WAYS) * DRV_BLOCK_WAYS];
+  for (i = 0; i < DRV_BLOCK_WAYS && r == NULL; ++i) {
+    if (set[i].acks.n + set[i].nacks.n == 0) {
+      r = &set[i];
+    }
+  }
+  if (r == NULL) {
+    r = &set[d->rec_serial++ % DRV_BLOCK_WAYS];
+  } else {
+    ++d->rec_live;
+  }
+  r->key = key;
+  r->acks.n = acks;
+  memcpy(r->acks.sn, d->ack_q, acks * sizeof(r->acks.sn[0]));
+  r->nacks.n = nacks;
+  memcpy(r->nacks.sn, d->nack_q, nacks * sizeof(r->nacks.sn[0]));
+}
+
 /* drv_chain_send sends one query of the chain model through the
    balancer with its copies (at most |cap|, 0: dup), carrying |acks| acks
-   owed and the |nacks| NACKs first in nack_q (at most
-   TUN_ARQ_SENT_MAX). Returns the number of upload segments it carries,
-   or -1 when nothing went. */
+   owed (named: the first in ack_q) and the |nacks| NACKs first in
+   nack_q (at most TUN_ARQ_SENT_MAX). Returns the number of upload segments
+   it carries, or -1 when nothing went. */
 static long drv_chain_send(tun_drv *d, size_t acks, size_t nacks, size_t cap,
                            rp_tstamp now) {
   tun_arq_sent sent;
@@ -308,16 +339,8 @@ static long drv_chain_send(tun_drv *d, size_t acks, size_t nacks, size_t cap,
   if (k > 0) {
     went = (long)sent.n;
   }
-  if (k > 0 && nacks > 0) {
-    tun_arq_sent *rec = &d->nack_rec[d->nack_rec_next].sn;
-
-    d->nack_rec[d->nack_rec_next].key = drv_query_key(d->qbuf, (size_t)n);
-    d->nack_rec_next = (d->nack_rec_next + 1) % TUN_DRV_NACK_RECS;
-    if (rec->n == 0) {
-      ++d->nack_rec_live;
-    }
-    rec->n = nacks;
-    memcpy(rec->sn, d->nack_q, nacks * sizeof(rec->sn[0]));
+  if (k > 0 && (nacks > 0 || (acks > 0 && d->ack_qn > 0))) {
+    drv_rec_put(d, drv_query_key(d->qbuf, (size_t)n), acks, nacks);
   }
   return went;
 }
@@ -326,6 +349,7 @@ static long drv_chain_send(tun_drv *d, size_t acks, size_t nacks, size_t cap,
    owed, chain_pack blocks a query. */
 static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
   d->dispatch_at = RP_TSTAMP_UNSET;
+  d->disp_free = now + d->set.chain_busy;
   while (d->owed + d->nack_owed > 0) {
     size_t acks = d->owed > d->set.chain_pack ? d->set.chain_pack : d->owed;
     size_t nacks = d->set.chain_pack - acks;
@@ -343,18 +367,45 @@ static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
     d->nack_owed -= nacks;
     memmove(d->nack_q, d->nack_q + nacks, d->nack_owed * sizeof(d->nack_q[0]));
     d->st.nacks += nacks;
+    acks = acks < d->ack_qn ? acks : d->ack_qn;
+    d->ack_qn -= acks;
+    memmove(d->ack_q, d->ack_q + acks, d->ack_qn * sizeof(d->ack_q[0]));
   }
   d->owed = 0;
   d->nack_owed = 0;
+  d->ack_qn = 0;
 }
 
 /* drv_owe owes one block more in |*owed| (acks or NACKs), dispatched
-   chain_delay after the first owed. */
+   chain_delay after the first owed, or once the dispatcher is free
+   (chain_busy); at once when the client is busy and the dispatcher
+   free (disp_now: the caller dispatches). */
 static void drv_owe(tun_drv *d, size_t *owed, rp_tstamp now) {
   if (d->owed + d->nack_owed == 0) {
     d->dispatch_at = now + d->set.chain_delay;
+    if (d->set.chain_busy > 0) {
+      if (d->busy && now >= d->disp_free) {
+        d->disp_now = 1;
+      } else if (d->disp_free > d->dispatch_at) {
+        d->dispatch_at = d->disp_free;
+      }
+    }
   }
   ++*owed;
+}
+
+/* drv_busy_count counts a data answer at |now| in the windows of
+   DRV_MD_BUSY_WINDOW that say whether the client is busy: it is while
+   the last whole window, ended within one window, had chain_busy_rate. */
+static void drv_busy_count(tun_drv *d, rp_tstamp now) {
+  if (now - d->busy_t0 >= DRV_MD_BUSY_WINDOW) {
+    d->busy = now - d->busy_t0 < 2 * DRV_MD_BUSY_WINDOW &&
+              (uint64_t)d->busy_n * RP_SECONDS >=
+                  (uint64_t)d->set.chain_busy_rate * DRV_MD_BUSY_WINDOW;
+    d->busy_n = 0;
+    d->busy_t0 = now;
+  }
+  ++d->busy_n;
 }
 
 /* drv_nack_one NACKs missing segment |sn| if due: not when first seen
@@ -606,10 +657,21 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
   if (d->set.chain && rv > 0) {
     /* It carried data: its ack is owed, and the gaps it shows may be
        NACKed. */
+    if (d->set.chain_busy > 0) {
+      drv_busy_count(d, now);
+    }
     drv_owe(d, &d->owed, now);
+    if (d->set.acks_named && d->ack_qn < DRV_ACK_Q) {
+      d->ack_q[d->ack_qn++] = tun_arq_rcv_last(tun_cli_arq(d->cli));
+    }
     d->last_data = now;
     if (d->set.nack_gap > 0) {
       drv_nack_arrival(d, now);
+    }
+    if (d->disp_now) {
+      /* A busy client's dispatcher takes the first ack at once. */
+      d->disp_now = 0;
+      drv_chain_dispatch(d, now);
     }
   }
   if (ok) {

@@ -99,7 +99,9 @@ struct tun_srv {
   size_t down_room;
   /* resends_owed: answers owed to tun_srv_add_resends. */
   size_t resends_owed;
-  /* nack_next: the segments tun_srv_nack named for the next query. */
+  /* ack_next, nack_next: the segments tun_srv_blocks named for the next
+     query. */
+  tun_arq_sent ack_next;
   tun_arq_sent nack_next;
   /* gone_retransmissions sums the retransmissions of deleted sessions. */
   uint64_t gone_retransmissions;
@@ -608,9 +610,10 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
     ++srv->st.formerr;
     return srv_answer_error(srv, data, len, peer, RP_DNS_RCODE_FORMERR);
   }
-  if (srv->nack_next.n > 0) {
+  if (srv->ack_next.n + srv->nack_next.n > 0) {
+    tun_arq_ack_list(ss->arq, &srv->ack_next, now);
     tun_arq_nack(ss->arq, &srv->nack_next);
-    srv->nack_next.n = 0;
+    srv->ack_next.n = srv->nack_next.n = 0;
   }
   srv_pump(srv, ss, now);
   if (ss->held_len == srv->s.max_held) {
@@ -645,8 +648,10 @@ void tun_srv_add_resends(tun_srv *srv, size_t n) {
                           : srv->resends_owed + n;
 }
 
-void tun_srv_nack(tun_srv *srv, const tun_arq_sent *sns) {
-  srv->nack_next = *sns;
+void tun_srv_blocks(tun_srv *srv, const tun_arq_sent *acks,
+                    const tun_arq_sent *nacks) {
+  srv->ack_next = *acks;
+  srv->nack_next = *nacks;
 }
 
 rp_tstamp tun_srv_get_expiry(const tun_srv *srv) {

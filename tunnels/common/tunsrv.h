@@ -197,12 +197,14 @@ int tun_srv_handle_expiry(tun_srv *srv, rp_tstamp now);
    TUN_SRV_MAX_RESENDS. */
 void tun_srv_add_resends(tun_srv *srv, size_t n);
 
-/* tun_srv_nack marks the segments of |sns| that the session of the next
-   tun_srv_on_datagram has in flight for resend at once, as the
-   MasterDnsVPN server resends a packet its client NACKed: the
-   simulator's model of a NACK riding in that query (tun_drv's
-   nack_gap). */
-void tun_srv_nack(tun_srv *srv, const tun_arq_sent *sns);
+/* tun_srv_blocks hands the next tun_srv_on_datagram the control blocks
+   its query carries in the simulator's model of MasterDnsVPN
+   (tun_drv_take_blocks): the segments of |acks| that its session has in
+   flight are acked one by one (tun_drv's acks_named), and those of
+   |nacks| are resent at once, as its server resends a packet its client
+   NACKed (tun_drv's nack_gap). */
+void tun_srv_blocks(tun_srv *srv, const tun_arq_sent *acks,
+                    const tun_arq_sent *nacks);
 
 /* tun_srv_get_stats fills |stats|. */
 void tun_srv_get_stats(const tun_srv *srv, tun_srv_stats *stats);

@@ -552,7 +552,9 @@ static uint32_t rcv_next(fixture *f) {
 /* take_nacks returns how many NACKs query |i| of the wire carries (the
    first in |*first|), as its server would take them. */
 static size_t take_nacks(fixture *f, size_t i, tun_arq_sent *sns) {
-  tun_drv_take_nacks(f->drv, f->w.q[i], f->w.qlen[i], sns);
+  tun_arq_sent acks;
+
+  tun_drv_take_blocks(f->drv, f->w.q[i], f->w.qlen[i], &acks, sns);
   return sns->n;
 }
 
@@ -619,7 +621,7 @@ static void test_tundrv_chain_nack(void **state) {
   assert_int_equal(take_nacks(&f, 0, &none), 0);
   /* The server resends segment 1 in its answer (lost here). */
   tun_srv_get_stats(f.srv, &s0);
-  tun_srv_nack(f.srv, &sns);
+  tun_srv_blocks(f.srv, &none, &sns);
   serve(&f.w, f.srv, f.now);
   tun_srv_get_stats(f.srv, &s1);
   assert_int_equal(s1.retransmissions, s0.retransmissions + 1);
@@ -696,6 +698,99 @@ static void test_tundrv_chain_ping_dup(void **state) {
   chain_teardown(&f);
 }
 
+static void named(tun_drv_settings *ds, tun_srv_settings *ss) {
+  (void)ss;
+  ds->acks_named = 1;
+}
+
+/* acks_of returns how many acks query |i| of the wire names (in
+   |*acks|), as its server would take them; it carries no NACK. */
+static size_t acks_of(fixture *f, size_t i, tun_arq_sent *acks) {
+  tun_arq_sent nacks;
+
+  tun_drv_take_blocks(f->drv, f->w.q[i], f->w.qlen[i], acks, &nacks);
+  assert_int_equal(nacks.n, 0);
+  return acks->n;
+}
+
+/* With acks_named the query carrying acks names their segments to its
+   server (tun_drv_take_blocks), once; without, it names none. */
+static void test_tundrv_chain_acks_named(void **state) {
+  static const chain_tweak tweak[] = {NULL, named};
+  tun_arq_sent acks;
+  size_t k, i;
+
+  (void)state;
+  for (k = 0; k < 2; ++k) {
+    fixture f;
+
+    chain_setup_full(&f, 0, 0, 1, tweak[k]);
+    serve(&f.w, f.srv, f.now);
+    answer_dispatch(&f, 0, 4);
+    assert_int_equal(f.w.nq, 1);
+    assert_int_equal(acks_of(&f, 0, &acks), k == 0 ? 0 : 4);
+    for (i = 0; i < acks.n; ++i) {
+      assert_int_equal(acks.sn[i], (uint32_t)i);
+    }
+    assert_int_equal(acks_of(&f, 0, &acks), 0);
+    chain_teardown(&f);
+  }
+}
+
+static void busy_100us(tun_drv_settings *ds, tun_srv_settings *ss) {
+  (void)ss;
+  ds->chain_busy = 100 * RP_MICROSECONDS;
+  ds->chain_busy_rate = 100; /* one data answer in 10 ms */
+  ds->acks_named = 1;
+}
+
+/* chain_busy: a busy client's first ack goes at once in a query of its
+   own, the acks owed while its dispatcher is busy go together at the
+   end; a quiet client packs the acks read together after chain_delay. */
+static void test_tundrv_chain_busy(void **state) {
+  fixture f;
+  tun_arq_sent acks;
+  rp_tstamp t;
+
+  (void)state;
+  chain_setup_full(&f, 0, 0, 1, busy_100us);
+  serve(&f.w, f.srv, f.now);
+  /* Quiet: the first answer's ack waits for the tick. */
+  f.now += RP_MILLISECONDS;
+  answer(&f.w, f.drv, 0, 1, f.now);
+  assert_int_equal(f.w.nq, 0);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  /* A window later the client is busy: the next ack goes at once. */
+  t = f.now += 10 * RP_MILLISECONDS;
+  answer(&f.w, f.drv, 1, 2, f.now);
+  assert_int_equal(f.w.nq, 2);
+  assert_int_equal(acks_of(&f, 1, &acks), 1);
+  /* Two more within the dispatcher's 100 us: one query at its end. */
+  f.now += 10 * RP_MICROSECONDS;
+  answer(&f.w, f.drv, 2, 3, f.now);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  f.now += 10 * RP_MICROSECONDS;
+  answer(&f.w, f.drv, 3, 4, f.now);
+  assert_int_equal(f.w.nq, 2);
+  f.now = t + 100 * RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 3);
+  assert_int_equal(acks_of(&f, 2, &acks), 2);
+  /* Quiet again after two windows without data. */
+  f.w.na = 0;
+  serve(&f.w, f.srv, f.now);
+  f.now += 20 * RP_MILLISECONDS;
+  answer(&f.w, f.drv, 0, 1, f.now);
+  assert_int_equal(f.w.nq, 0);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
@@ -710,6 +805,8 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_nack),
       cmocka_unit_test(test_tundrv_chain_nack_idle),
       cmocka_unit_test(test_tundrv_chain_ping_dup),
+      cmocka_unit_test(test_tundrv_chain_acks_named),
+      cmocka_unit_test(test_tundrv_chain_busy),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
