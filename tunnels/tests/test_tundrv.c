@@ -581,7 +581,7 @@ static void gap_opening(fixture *f) {
 /* The client NACKs a gap when data comes once the gap is nack_delay
    old, in the query carrying that data's ack, and again only each
    nack_repeat; its server takes the NACK from that query and resends
-   the segment (tun_srv_nack). */
+   the segment (tun_srv_blocks). */
 static void test_tundrv_chain_nack(void **state) {
   fixture f;
   tun_drv_stats st;
