@@ -384,7 +384,8 @@ static void drv_owe(tun_drv *d, size_t *owed, rp_tstamp now) {
   if (d->owed + d->nack_owed == 0) {
     d->dispatch_at = now + d->set.chain_delay;
     if (d->set.chain_busy > 0) {
-      if (d->busy && now >= d->disp_free) {
+      if (d->busy && now - d->busy_t0 < DRV_MD_BUSY_WINDOW &&
+          now >= d->disp_free) {
         d->disp_now = 1;
       } else if (d->disp_free > d->dispatch_at) {
         d->dispatch_at = d->disp_free;
@@ -396,7 +397,9 @@ static void drv_owe(tun_drv *d, size_t *owed, rp_tstamp now) {
 
 /* drv_busy_count counts a data answer at |now| in the windows of
    DRV_MD_BUSY_WINDOW that say whether the client is busy: it is while
-   the last whole window, ended within one window, had chain_busy_rate. */
+   the last whole window, ended within one window, had chain_busy_rate
+   (busy, valid until a window after busy_t0: a NACK the tick owes after
+   a quiet spell finds the client quiet). */
 static void drv_busy_count(tun_drv *d, rp_tstamp now) {
   if (now - d->busy_t0 >= DRV_MD_BUSY_WINDOW) {
     d->busy = now - d->busy_t0 < 2 * DRV_MD_BUSY_WINDOW &&

@@ -791,6 +791,46 @@ static void test_tundrv_chain_busy(void **state) {
   chain_teardown(&f);
 }
 
+static void nacks_busy(tun_drv_settings *ds, tun_srv_settings *ss) {
+  nacks_md(ds, ss);
+  busy_100us(ds, ss);
+}
+
+/* A client busy before a quiet spell is quiet after it: the NACK the
+   tick owes then waits for the tick, and so does the next answer's
+   ack. */
+static void test_tundrv_chain_busy_quiet(void **state) {
+  fixture f;
+  size_t na;
+
+  (void)state;
+  chain_setup_full(&f, 0, 0, 1, nacks_busy);
+  gap_opening(&f);
+  serve(&f.w, f.srv, f.now);
+  na = f.w.na;
+  /* A window later: busy, its ack goes at once. */
+  f.now += 10 * RP_MILLISECONDS;
+  answer(&f.w, f.drv, na - 1, na, f.now);
+  assert_int_equal(f.w.nq, 1);
+  /* No data for 800 ms: the tick's NACK, a microsecond later. */
+  f.w.nq = 0;
+  f.now += 800 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  f.w.nq = 0;
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  serve(&f.w, f.srv, f.now);
+  na = f.w.na;
+  f.now += RP_MILLISECONDS;
+  answer(&f.w, f.drv, na - 1, na, f.now);
+  assert_int_equal(f.w.nq, 0);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
@@ -807,6 +847,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_ping_dup),
       cmocka_unit_test(test_tundrv_chain_acks_named),
       cmocka_unit_test(test_tundrv_chain_busy),
+      cmocka_unit_test(test_tundrv_chain_busy_quiet),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
