@@ -396,21 +396,31 @@ static uint64_t arq_ack_seg(tun_arq *arq, arq_sseg *g, rp_tstamp now) {
   return order;
 }
 
+/* arq_sack_seg acks segment |sn| alone if it is in flight and not yet
+   acked, keeping its slot until the cumulative ack passes it, and
+   stores the order of its last send in |*porder|. Returns 1 if it was
+   acked now. */
+static int arq_sack_seg(tun_arq *arq, uint32_t sn, rp_tstamp now,
+                        uint64_t *porder) {
+  arq_sseg *g = arq_sslot(arq, sn);
+
+  if ((uint32_t)(sn - arq->snd_una) >=
+          (uint32_t)(arq->snd_nxt - arq->snd_una) ||
+      !g->used || g->sacked) {
+    return 0;
+  }
+  *porder = arq_ack_seg(arq, g, now);
+  g->used = 1;
+  g->sacked = 1;
+  return 1;
+}
+
 void tun_arq_ack_list(tun_arq *arq, const tun_arq_sent *sent, rp_tstamp now) {
   size_t i, n = sent->n < TUN_ARQ_SENT_MAX ? sent->n : TUN_ARQ_SENT_MAX;
+  uint64_t order;
 
   for (i = 0; i < n; ++i) {
-    uint32_t sn = sent->sn[i];
-    arq_sseg *g = arq_sslot(arq, sn);
-
-    if ((uint32_t)(sn - arq->snd_una) <
-            (uint32_t)(arq->snd_nxt - arq->snd_una) &&
-        g->used && !g->sacked) {
-      (void)arq_ack_seg(arq, g, now);
-      /* As a sack: the slot stays until the cumulative ack passes it. */
-      g->used = 1;
-      g->sacked = 1;
-    }
+    (void)arq_sack_seg(arq, sent->sn[i], now, &order);
   }
 }
 
@@ -440,7 +450,7 @@ static void arq_kcp_fastacks(tun_arq *arq, const uint32_t *fresh, size_t n) {
 static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
                            const uint8_t *sack, size_t sack_len,
                            rp_tstamp now) {
-  uint64_t newest = 0;
+  uint64_t newest = 0, t;
   /* fresh lists the segments this frame's sack acked first. */
   uint32_t fresh[TUN_ARQ_MAX_SACK * 8];
   size_t nfresh = 0;
@@ -456,8 +466,7 @@ static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
       arq_sseg *g = arq_sslot(arq, arq->snd_una);
 
       if (g->used && !g->sacked) {
-        uint64_t t = arq_ack_seg(arq, g, now);
-
+        t = arq_ack_seg(arq, g, now);
         newest = any && newest > t ? newest : t;
         any = 1;
       } else {
@@ -473,25 +482,12 @@ static void arq_input_acks(tun_arq *arq, uint32_t una, uint32_t wnd,
       continue;
     }
     sn = una + 1 + (uint32_t)i;
-    if ((uint32_t)(sn - arq->snd_una) >=
-        (uint32_t)(arq->snd_nxt - arq->snd_una)) {
-      continue;
-    }
-    {
-      arq_sseg *g = arq_sslot(arq, sn);
-
-      if (g->used && !g->sacked) {
-        uint64_t t = arq_ack_seg(arq, g, now);
-
-        /* Keep the slot occupied until the cumulative ack passes it. */
-        g->used = 1;
-        g->sacked = 1;
-        if (nfresh < sizeof(fresh) / sizeof(fresh[0])) {
-          fresh[nfresh++] = sn;
-        }
-        newest = any && newest > t ? newest : t;
-        any = 1;
+    if (arq_sack_seg(arq, sn, now, &t)) {
+      if (nfresh < sizeof(fresh) / sizeof(fresh[0])) {
+        fresh[nfresh++] = sn;
       }
+      newest = any && newest > t ? newest : t;
+      any = 1;
     }
   }
   if (arq->s.kcp_timers) {
