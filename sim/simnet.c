@@ -23,13 +23,15 @@
    per send and per wake-up (the last row: the minimal DNSTT's, for any
    other name). The real dnstt's are its binaries' CPU per query on
    loopback. The real MasterDnsVPN client's are the time a datagram
-   holds its one simulated core: its CPU per datagram where it was
-   busiest (via respool over 10 ms, 28 us with its idle runtime's share),
-   not alone (51-56 us), since its Go runtime spreads a datagram's work
-   over both cores; its server's are its CPU per query alone (71-76 us)
-   and a wake-up from idle. The minimal ones' were measured on a machine
-   twice as slow as the baseline of 2026-12-05 and are halved
-   (docs/simulator.md). */
+   holds its one simulated core: its CPU per datagram via respool
+   (23-28 us, in or out), not alone (51-56 us), since its Go runtime
+   spreads a datagram's work over both cores; its server's are its CPU
+   per query under load (25-35 us via respool or without duplication
+   over three resolvers) and a fitted wake-up from idle (a lone query
+   costs 98 us; alone the real server spends 71-76): docs/simulator.md,
+   "The real MasterDnsVPN's server under load". The minimal ones' were
+   measured on a machine twice as slow as the baseline of 2026-12-05
+   and are halved (docs/simulator.md). */
 typedef struct net_tunnel_costs {
   const char *name;
   rp_duration client_recv, client_send, client_wake;
@@ -38,7 +40,7 @@ typedef struct net_tunnel_costs {
 
 static const net_tunnel_costs tunnels[] = {
     {"real-dnstt", 50000, 40000, 10000, 45000, 35000, 10000},
-    {"real-masterdns", 20000, 15000, 10000, 40000, 32000, 50000},
+    {"real-masterdns", 28000, 21000, 10000, 16000, 12000, 70000},
     {"masterdns", 2500, 2000, 4000, 2500, 2000, 4000},
     {"dnstt", 3000, 2500, 4000, 3000, 2500, 4000},
 };
