@@ -1,9 +1,10 @@
 /*
  * tundrv_internal.h: the state of a tun_drv (tundrv.h), shared by the
- * two files of the module: tundrv.c owns the life cycle, the DNSTT
- * workers, the original dnstt model and the dispatch; tundrv_md.c owns
- * the MasterDNS model (the MTU test, the probes and the slots' queries).
- * Nothing outside those two files includes it.
+ * three files of the module: tundrv.c owns the life cycle, the DNSTT
+ * workers, the original dnstt model and the dispatch; tundrv_probe.c the
+ * MasterDNS model's MTU test and probes; tundrv_md.c the rest of that
+ * model (the slots' queries and the chain). Nothing outside those files
+ * includes it.
  */
 #ifndef TUN_DRV_INTERNAL_H
 #define TUN_DRV_INTERNAL_H
@@ -294,6 +295,23 @@ static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
   cs.down_limit = down_limit;
   return tun_cli_new(&d->cli, &cs, &d->mem);
 }
+
+/* drv_md_timeout returns how long a query to resolver |r| may take. */
+rp_duration drv_md_timeout(const drv_md_res *r);
+
+/* drv_probe_send sends resolver |i| a probe of its probe_size at |now|. */
+void drv_probe_send(tun_drv *d, size_t i, rp_tstamp now);
+
+/* drv_probe_answer takes the answer |data| of |len| bytes to resolver
+   |i|'s probe at |now|: the MTU test's next step, or a recheck passed. */
+void drv_probe_answer(tun_drv *d, size_t i, const uint8_t *data, size_t len,
+                      rp_tstamp now);
+
+/* drv_probe_timeout ends resolver |i|'s probe unanswered at |now|. */
+void drv_probe_timeout(tun_drv *d, size_t i, rp_tstamp now);
+
+/* drv_md_start_run starts the run once the MTU test found a size. */
+void drv_md_start_run(tun_drv *d, rp_tstamp now);
 
 /* tun_drv_md_start starts MD's MTU test at |now|. */
 void tun_drv_md_start(tun_drv *d, rp_tstamp now);
