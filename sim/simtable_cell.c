@@ -85,8 +85,12 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       /* Its balancer counts a query lost at its request timeout (5 s
          with 3 resolvers or fewer). */
       ds->bal_loss_after = 5 * RP_SECONDS;
-      /* Its pings go with 2 copies at most. */
+      /* Its pings go with 2 copies at most, when its ping loop sends
+         them, the loop's timer 1.5 ms late (the median measured on
+         loopback: docs/simulator.md, "Its ping loop"). */
       ds->ping_dup = 2;
+      ds->ping_wake = 1;
+      ds->ping_late = 1500 * RP_MICROSECONDS;
       /* Its NACKs (the sample config's ARQ_DATA_NACK_*). */
       ds->nack_gap = 32;
       ds->nack_delay = 100 * RP_MILLISECONDS;

@@ -363,9 +363,18 @@ void tun_drv_take_blocks(tun_drv *d, const uint8_t *q, size_t len,
 }
 
 rp_tstamp tun_drv_get_due(const tun_drv *d) {
-  return d->set.model == TUN_DRV_MD && d->set.chain && !d->finished
-             ? d->dispatch_at
-             : RP_TSTAMP_UNSET;
+  rp_tstamp due, ping;
+
+  if (d->set.model != TUN_DRV_MD || !d->set.chain || d->finished) {
+    return RP_TSTAMP_UNSET;
+  }
+  due = d->dispatch_at;
+  if (d->ping_on) {
+    ping = d->ping_owed_at != RP_TSTAMP_UNSET ? d->ping_owed_at
+                                              : tun_ping_due(&d->ping);
+    due = ping < due ? ping : due;
+  }
+  return due;
 }
 
 void tun_drv_tick(tun_drv *d, rp_tstamp now) {

@@ -36,9 +36,10 @@
  *   rechecked with a probe every 5 s. With |chain| (the simulator's
  *   model of MasterDnsVPN's send loop) there are no slots: a query goes
  *   for what the client owes: |chain_open| queries at the start, a ping
- *   every |ping_interval|, and the acks of the answers that carried data,
- *   |chain_delay| after the first one owed, up to |chain_pack| acks a
- *   query (the acks owed within the delay share queries), and with
+ *   every |ping_interval| (with |ping_wake| when MasterDnsVPN's ping
+ *   loop sends it: tunping.h), and the acks of the answers that carried
+ *   data, |chain_delay| after the first one owed, up to |chain_pack| acks
+ *   a query (the acks owed within the delay share queries), and with
  *   |nack_gap| the NACKs of the download's gaps packed with them. An
  *   answer without data, an error or a timeout owes nothing: its chain
  *   ends. The upload rides on these queries, or with |chain_up| goes as
@@ -152,6 +153,15 @@ typedef struct tun_drv_settings {
   /* ping_dup (MD chain): the most sends of a ping (MasterDnsVPN sends a
      PING with at most 2, whatever its duplication); 0: dup. */
   size_t ping_dup;
+  /* ping_wake 1 (MD chain): the pings go when MasterDnsVPN's ping loop
+     sends them (tunping.h): a check at least 100 ms after the last,
+     or on traffic at most once each 100 ms, sends one when
+     ping_interval passed since the last; the first data answer after a
+     ping restarts the wait, so they come ping_interval plus about a
+     round trip apart. 0: every ping_interval. */
+  int ping_wake;
+  /* ping_late (ping_wake): how late the ping loop's timer fires, ns. */
+  rp_duration ping_late;
   /* nack_gap (MD chain): the client NACKs the download's gaps as
      MasterDnsVPN does (its ARQ_DATA_NACK_MAX_GAP, 32 in the sample
      config; at most TUN_DRV_NACK_MAX): a segment missing below one

@@ -12,6 +12,7 @@
 #include "tundrv.h"
 
 #include "tunorig.h"
+#include "tunping.h"
 #include "tunwire.h"
 
 /* DRV_WORKERS_TICK and DRV_MD_TICK are the timer periods of the DNSTT
@@ -208,7 +209,13 @@ struct tun_drv {
   size_t busy_n;
   int busy;
   int disp_now;
+  /* The pings: every ping_interval from next_ping, or with ping_wake
+     by the ping loop (ping_on once the chain started), a ping owed
+     since ping_owed_at (UNSET: none) by a check that traffic woke. */
   rp_tstamp next_ping;
+  tun_ping ping;
+  int ping_on;
+  rp_tstamp ping_owed_at;
   /* The NACKs (nack_gap): nack_owed segments in nack_q wait for the
      dispatch. Per missing segment, in slot sn % DRV_NACK_SLOTS (valid
      while nack_used and its nack_sn is the segment's): when it was

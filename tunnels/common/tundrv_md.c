@@ -180,13 +180,22 @@ static void drv_rec_put(tun_drv *d, uint64_t key, size_t acks, size_t nacks) {
   memcpy(r->nacks.sn, d->nack_q, nacks * sizeof(r->nacks.sn[0]));
 }
 
+/* drv_ping_traffic tells the ping loop (ping_wake) of traffic at |now|;
+   a ping its check finds due goes at the next tick (tun_drv_get_due). */
+static void drv_ping_traffic(tun_drv *d, rp_tstamp now) {
+  if (d->ping_on && tun_ping_traffic(&d->ping, now) &&
+      d->ping_owed_at == RP_TSTAMP_UNSET) {
+    d->ping_owed_at = now;
+  }
+}
+
 /* drv_chain_send sends one query of the chain model through the
    balancer with its copies (at most |cap|, 0: dup), carrying |acks| acks
    owed (named: the first in ack_q) and the |nacks| NACKs first in
    nack_q (at most TUN_ARQ_SENT_MAX). Returns the number of upload segments
    it carries, or -1 when nothing went. */
 static long drv_chain_send(tun_drv *d, size_t acks, size_t nacks, size_t cap,
-                           rp_tstamp now) {
+                           int ping, rp_tstamp now) {
   tun_arq_sent sent;
   uint16_t id = drv_rand16(d);
   rp_ssize n;
@@ -207,6 +216,9 @@ static long drv_chain_send(tun_drv *d, size_t acks, size_t nacks, size_t cap,
                  acks + nacks, cap, now);
   if (k > 0) {
     went = (long)sent.n;
+    if (!ping) {
+      drv_ping_traffic(d, now);
+    }
   }
   if (k > 0 && (nacks > 0 || (acks > 0 && d->ack_qn > 0))) {
     drv_rec_put(d, drv_query_key(d->qbuf, (size_t)n), acks, nacks);
@@ -229,7 +241,7 @@ static void drv_chain_dispatch(tun_drv *d, rp_tstamp now) {
     if (nacks > TUN_ARQ_SENT_MAX) {
       nacks = TUN_ARQ_SENT_MAX;
     }
-    if (drv_chain_send(d, acks, nacks, 0, now) < 0) {
+    if (drv_chain_send(d, acks, nacks, 0, 0, now) < 0) {
       break;
     }
     d->owed -= acks;
@@ -385,7 +397,7 @@ static void drv_chain_upload(tun_drv *d, rp_tstamp now) {
               (tun_arq_want_output(tun_cli_arq(d->cli), now) &
                TUN_ARQ_WANT_DATA) != 0;
        ++i) {
-    if (drv_chain_send(d, 0, 0, 0, now) <= 0) {
+    if (drv_chain_send(d, 0, 0, 0, 0, now) <= 0) {
       break;
     }
   }
@@ -399,10 +411,13 @@ static void drv_chain_start(tun_drv *d, rp_tstamp now) {
   size_t i;
 
   d->next_ping = now + d->set.ping_interval;
+  d->ping_on = d->set.ping_wake;
+  d->ping_owed_at = RP_TSTAMP_UNSET;
+  tun_ping_start(&d->ping, d->set.ping_interval, d->set.ping_late, now);
   drv_chain_upload(d, now);
   drv_burst_begin(d);
   for (i = 0; i < d->set.chain_open; ++i) {
-    drv_chain_send(d, 0, 0, 0, now);
+    drv_chain_send(d, 0, 0, 0, 0, now);
   }
   drv_burst_end(d);
 }
@@ -527,8 +542,9 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
   }
   ok = rv >= 0;
   if (d->set.chain && rv > 0) {
-    /* It carried data: its ack is owed, and the gaps it shows may be
-       NACKed. */
+    /* It carried data: it wakes the ping loop, its ack is owed, and the
+       gaps it shows may be NACKed. */
+    drv_ping_traffic(d, now);
     if (d->set.chain_busy > 0) {
       drv_busy_count(d, now);
     }
@@ -590,6 +606,20 @@ static void drv_bal_timeout(tun_drv *d, const drv_md_send *s, rp_tstamp now) {
   ++d->late_n;
 }
 
+/* drv_ping_tick sends the ping the loop owes (ping_wake): one a check
+   that traffic woke found due, or one the timer's check finds due. */
+static void drv_ping_tick(tun_drv *d, rp_tstamp now) {
+  int due = d->ping_owed_at != RP_TSTAMP_UNSET;
+
+  if (now >= tun_ping_due(&d->ping) && tun_ping_check(&d->ping, now)) {
+    due = 1;
+  }
+  d->ping_owed_at = RP_TSTAMP_UNSET;
+  if (due && drv_chain_send(d, 0, 0, d->set.ping_dup, 1, now) >= 0) {
+    tun_ping_sent(&d->ping, now);
+  }
+}
+
 void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
   size_t i;
 
@@ -632,8 +662,10 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
     if (d->dispatch_at != RP_TSTAMP_UNSET && now >= d->dispatch_at) {
       drv_chain_dispatch(d, now);
     }
-    if (now >= d->next_ping) {
-      drv_chain_send(d, 0, 0, d->set.ping_dup, now);
+    if (d->ping_on) {
+      drv_ping_tick(d, now);
+    } else if (now >= d->next_ping) {
+      drv_chain_send(d, 0, 0, d->set.ping_dup, 1, now);
       while (d->next_ping <= now) {
         d->next_ping += d->set.ping_interval;
       }

@@ -7,7 +7,8 @@
  * per packet resent on its own timeout, and with lost_to_srv the lost
  * acks handed to the server model; a query packing acks sent on as many
  * resolvers as dup_packed asks; a timeout the balancer hears of late;
- * pings with ping_dup copies. The control blocks (NACKs, acks by name,
+ * pings with ping_dup copies, and sent when the ping loop sends them
+ * (ping_wake). The control blocks (NACKs, acks by name,
  * the busy dispatcher) are test_tundrv_blocks.c's; the fixture is
  * tundrv_fixture.h.
  */
@@ -365,6 +366,52 @@ static void test_tundrv_chain_ping_dup(void **state) {
   fx_chain_teardown(&f);
 }
 
+static void ping_loop(tun_drv_settings *ds, tun_srv_settings *ss) {
+  (void)ss;
+  ds->ping_wake = 1;
+  ds->ping_late = 1500 * RP_MICROSECONDS;
+}
+
+/* ping_wake: the pings go when MasterDnsVPN's ping loop sends them
+   (tunping.h): the first at 101.5 ms (the timer late by 1.5 ms); its
+   answer with data 0.8 ms later wakes the loop too early for a ping
+   and restarts the timer, so the next goes 100 + 1.5 ms after that
+   answer, not after the ping. */
+static void test_tundrv_chain_ping_wake(void **state) {
+  fixture f;
+  rp_tstamp t0, ans;
+
+  (void)state;
+  fx_chain_setup_full(&f, 0, 0, 1, ping_loop);
+  t0 = f.now;
+  f.w.nq = 0;
+  assert_int_equal(tun_drv_get_due(f.drv), t0 + 101500 * RP_MICROSECONDS);
+  f.now = t0 + 100 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 0);
+  f.now = tun_drv_get_due(f.drv);
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  /* Its answer with data, and the query with its ack. */
+  f.w.na = 0;
+  fx_serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, 1);
+  ans = f.now += 800 * RP_MICROSECONDS;
+  fx_answer(&f.w, f.drv, 0, 1, f.now);
+  f.now += RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  f.w.nq = 0;
+  assert_int_equal(tun_drv_get_due(f.drv), ans + 101500 * RP_MICROSECONDS);
+  f.now = t0 + 203 * RP_MILLISECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 0);
+  f.now = ans + 101500 * RP_MICROSECONDS;
+  tun_drv_tick(f.drv, f.now);
+  assert_int_equal(f.w.nq, 1);
+  fx_chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_acks),
@@ -377,6 +424,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_dup_packed),
       cmocka_unit_test(test_tundrv_chain_bal_loss_after),
       cmocka_unit_test(test_tundrv_chain_ping_dup),
+      cmocka_unit_test(test_tundrv_chain_ping_wake),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
