@@ -369,7 +369,7 @@ rp_tstamp tun_drv_get_due(const tun_drv *d) {
     return RP_TSTAMP_UNSET;
   }
   due = d->dispatch_at;
-  if (d->ping_on) {
+  if (d->set.ping_wake && d->running) {
     ping = d->ping_owed_at != RP_TSTAMP_UNSET ? d->ping_owed_at
                                               : tun_ping_due(&d->ping);
     due = ping < due ? ping : due;

@@ -210,11 +210,10 @@ struct tun_drv {
   int busy;
   int disp_now;
   /* The pings: every ping_interval from next_ping, or with ping_wake
-     by the ping loop (ping_on once the chain started), a ping owed
-     since ping_owed_at (UNSET: none) by a check that traffic woke. */
+     by the ping loop (started with the chain), a ping owed since
+     ping_owed_at (UNSET: none) by a check that traffic woke. */
   rp_tstamp next_ping;
   tun_ping ping;
-  int ping_on;
   rp_tstamp ping_owed_at;
   /* The NACKs (nack_gap): nack_owed segments in nack_q wait for the
      dispatch. Per missing segment, in slot sn % DRV_NACK_SLOTS (valid

@@ -180,10 +180,11 @@ static void drv_rec_put(tun_drv *d, uint64_t key, size_t acks, size_t nacks) {
   memcpy(r->nacks.sn, d->nack_q, nacks * sizeof(r->nacks.sn[0]));
 }
 
-/* drv_ping_traffic tells the ping loop (ping_wake) of traffic at |now|;
-   a ping its check finds due goes at the next tick (tun_drv_get_due). */
+/* drv_ping_traffic tells the ping loop (ping_wake) of traffic at |now|
+   (the chain runs); a ping its check finds due goes at the next tick
+   (tun_drv_get_due). */
 static void drv_ping_traffic(tun_drv *d, rp_tstamp now) {
-  if (d->ping_on && tun_ping_traffic(&d->ping, now) &&
+  if (d->set.ping_wake && tun_ping_traffic(&d->ping, now) &&
       d->ping_owed_at == RP_TSTAMP_UNSET) {
     d->ping_owed_at = now;
   }
@@ -411,7 +412,6 @@ static void drv_chain_start(tun_drv *d, rp_tstamp now) {
   size_t i;
 
   d->next_ping = now + d->set.ping_interval;
-  d->ping_on = d->set.ping_wake;
   d->ping_owed_at = RP_TSTAMP_UNSET;
   tun_ping_start(&d->ping, d->set.ping_interval, d->set.ping_late, now);
   drv_chain_upload(d, now);
@@ -662,7 +662,7 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
     if (d->dispatch_at != RP_TSTAMP_UNSET && now >= d->dispatch_at) {
       drv_chain_dispatch(d, now);
     }
-    if (d->ping_on) {
+    if (d->set.ping_wake) {
       drv_ping_tick(d, now);
     } else if (now >= d->next_ping) {
       drv_chain_send(d, 0, 0, d->set.ping_dup, 1, now);
