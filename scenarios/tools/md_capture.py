@@ -25,6 +25,7 @@ Run the column with scenarios/runner.py --columns COLS (one round).
 """
 
 import argparse
+import bisect
 import copy
 import json
 import os
@@ -183,14 +184,16 @@ def report(ev):
     for t in data:
         bins[int(t * 10)] = bins.get(int(t * 10), 0) + 1
     pings = [g["t"] for g in groups if g["len"] == PING]
+    # What wakes the ping loop: an answer with data, a query not a ping.
+    traffic = sorted(t for t, r, k, d in ev
+                     if (k == "A" and len(d) > DATA_MIN) or
+                     (k == "Q" and len(d) != PING))
     gaps, late = [], []
     for p, q in zip(pings, pings[1:]):
         gaps.append((q - p) * 1000)
-        after = [t for t, r, k, d in ev if t > p and
-                 ((k == "A" and len(d) > DATA_MIN) or
-                  (k == "Q" and len(d) != PING))]
-        if after and after[0] - p < FAR:
-            late.append((q - p) * 1000 - 100 - (after[0] - p) * 1000)
+        i = bisect.bisect_right(traffic, p)
+        if i < len(traffic) and traffic[i] - p < FAR:
+            late.append((q - p) * 1000 - 100 - (traffic[i] - p) * 1000)
     out = {"kinds": kinds, "data_answers": len(data),
            "data_per_100ms": [bins.get(i, 0)
                               for i in range(int(data[-1] * 10) + 1)]
