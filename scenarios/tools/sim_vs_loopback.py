@@ -40,7 +40,9 @@ MODELS = [
      "clock\" and \"The real dnstt's smux\")"),
     (None, "dnsdist", "the dnsdist relay model (leastOutstanding, the "
      "relay's costs)"),
-    ("masterdns", None, "the minimal MasterDNS client's model and costs"),
+    ("masterdns", None, "the minimal MasterDNS client's model and costs "
+     "(docs/simulator.md, \"The minimal MasterDNS client over "
+     "three-lossy\" and \"The same client over three-unlimited\")"),
     (None, None, "the minimal DNSTT clients' and the fake resolvers' "
      "costs (docs/simulator.md, \"The cost model\")"),
 ]
