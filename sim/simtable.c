@@ -354,6 +354,10 @@ static cJSON *table_round_json(const sim_table_setup *s,
                           (double)r->server.bytes_down);
   cJSON_AddNumberToObject(sv, "retransmissions",
                           (double)r->server.retransmissions);
+  cJSON_AddNumberToObject(sv, "timeouts", (double)r->server.timeouts);
+  cJSON_AddNumberToObject(sv, "fast_retransmits",
+                          (double)r->server.fast_retransmits);
+  cJSON_AddNumberToObject(sv, "window_full", (double)r->server.window_full);
   if (r->server.resends > 0) {
     cJSON_AddNumberToObject(sv, "resends", (double)r->server.resends);
   }

@@ -15,7 +15,8 @@ its transfer counts at the rate of what it moved over the whole time
 the client ran (the table's figure is the rate while bytes arrived, which
 hides a stall), and its cell says so. Then, where the tunnel server's
 counters are on both sides, its retransmissions and empty answers per 100
-answers, model beside loopback. Writes Markdown to OUT.md (default
+answers, its retransmission timeouts and its answers that found the
+window full, model beside loopback. Writes Markdown to OUT.md (default
 stdout). Exit status 0 (a report, not a gate), 2 for bad usage.
 """
 import json
@@ -98,50 +99,71 @@ def medians(path):
     return res, out, unfinished, spread
 
 
+# SERVER_FIELDS are the tunnel server's counters the server section sets
+# side by side, per 100 answers: (counter, column title).
+SERVER_FIELDS = [("retransmissions", "retransmitted"),
+                 ("answered_empty", "empty"),
+                 ("timeouts", "timed out"),
+                 ("window_full", "window full")]
+
+
 def server_rates(res):
-    """Returns {(setup, column): (retransmissions, empty answers)}, each
-    the median over the rounds per 100 answers of the tunnel server, for
-    the cells whose rounds carry the server's counters (the minimal
-    tunnels' servers on loopback, every cell of the model)."""
+    """Returns {(setup, column): [median per 100 answers or None, one a
+    SERVER_FIELDS entry]} for the cells whose rounds carry the tunnel
+    server's counters (the minimal tunnels' servers on loopback, every
+    cell of the model); None where the rounds lack that counter (a
+    results.json from before it was counted)."""
     out = {}
     for s, cols in res.get("cells", {}).items():
         for c, cell in cols.items():
-            rx, em = [], []
+            per = [[] for _ in SERVER_FIELDS]
             for r in cell.get("rounds", []):
                 sv = r.get("server") or {}
                 n = sv.get("answers") or sv.get("queries")
                 if not n or sv.get("retransmissions") is None:
                     continue
-                rx.append(100.0 * sv["retransmissions"] / n)
-                em.append(100.0 * (sv.get("answered_empty") or 0) / n)
-            if rx:
-                out[(s, c)] = (statistics.median(rx), statistics.median(em))
+                for i, (key, _) in enumerate(SERVER_FIELDS):
+                    if key == "answered_empty" or sv.get(key) is not None:
+                        per[i].append(100.0 * (sv.get(key) or 0) / n)
+            if per[0]:
+                out[(s, c)] = [statistics.median(v) if v else None
+                               for v in per]
     return out
 
 
+def fmt_rate(v):
+    return "-" if v is None else "%.1f" % v
+
+
 def server_lines(sim_res, lb_res, setups, cols, titles):
-    """The section on the tunnel server's retransmissions and empty
-    answers: the cells where either side retransmits at least
+    """The section on the tunnel server's counters: the cells where
+    either side retransmits, or finds its window full, at least
     SERVER_MIN_PCT of its answers."""
     sim, lb = server_rates(sim_res), server_rates(lb_res)
     rows = []
     for s in setups:
         for c in cols:
             a, b = sim.get((s["name"], c)), lb.get((s["name"], c))
-            if a is None or b is None or max(a[0], b[0]) < SERVER_MIN_PCT:
+            if a is None or b is None or max(
+                    v or 0 for v in (a[0], b[0], a[3], b[3])) < SERVER_MIN_PCT:
                 continue
-            rows.append("| %s | %s | %.1f / %.1f | %.1f / %.1f |" % (
-                s["name"], titles[c], a[0], b[0], a[1], b[1]))
+            rows.append("| %s | %s | %s |" % (s["name"], titles[c], " | ".join(
+                "%s / %s" % (fmt_rate(x), fmt_rate(y)) for x, y in zip(a, b))))
     if not rows:
         return []
     return ["## The tunnel server's retransmissions", "",
             "Per 100 answers of the tunnel server, model / loopback "
-            "(medians of the rounds), where either side retransmitted at "
-            "least %d: a segment sent again (its answer lost, or its ack "
-            "late behind answers that overtook it) and answers that "
-            "carried no data." % SERVER_MIN_PCT, "",
-            "| setup | column | retransmitted | empty |",
-            "|---|---|---|---|"] + rows + [""]
+            "(medians of the rounds), where either side retransmitted, or "
+            "found its window full, at least %d: a segment sent again (its "
+            "answer lost, or its ack late behind answers that overtook "
+            "it), answers that carried no data, segments whose "
+            "retransmission timer expired, and answers that could carry "
+            "no new data because the window was full of segments not yet "
+            "acked (`-`: a results.json from before the server counted "
+            "them)." % SERVER_MIN_PCT, "",
+            "| setup | column | " + " | ".join(t for _, t in SERVER_FIELDS)
+            + " |",
+            "|---|---|" + "---|" * len(SERVER_FIELDS)] + rows + [""]
 
 
 def main(argv):

@@ -125,6 +125,11 @@ typedef struct tun_arq_stats {
   uint64_t dup_received;
   /* malformed counts frames refused by tun_arq_input. */
   uint64_t malformed;
+  /* window_full counts the frames tun_arq_output and _output_seg built
+     with room for a new segment and stream bytes queued that opened
+     none: the window (or unacked_max, or send_held's flush) full of
+     segments the peer has not acked. */
+  uint64_t window_full;
   /* bytes_acked counts stream bytes the peer acknowledged. */
   uint64_t bytes_acked;
   /* srtt and rttvar are the smoothed round trip and its variation, ns

@@ -367,6 +367,11 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     arq_due_refresh(arq);
   }
   /* Then new segments, cut to the room left. */
+  if (arq->sndq_len > 0 && !arq_can_open(arq) &&
+      (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
+      cap - pos > arq->seg_hdr) {
+    ++arq->st.window_full;
+  }
   while (arq_can_open(arq) &&
          (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
          cap - pos > arq->seg_hdr) {
@@ -397,6 +402,7 @@ rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
     arq_due_refresh(arq);
   }
   if (!arq_can_open(arq)) {
+    arq->st.window_full += arq->sndq_len > 0;
     return 0;
   }
   return (rp_ssize)arq_cut_new(arq, out, cap, now);

@@ -197,12 +197,14 @@ static void server_print_stats(server_app *app) {
          ",\"sessions_evicted\":%" PRIu64 ",\"bytes_up\":%" PRIu64
          ",\"up_fnv\":\"%016" PRIx64 "\",\"up_pattern_ok\":%s"
          ",\"bytes_down_acked\":%" PRIu64 ",\"retransmissions\":%" PRIu64
-         ",\"send_errors\":%" PRIu64 "}\n",
+         ",\"timeouts\":%" PRIu64 ",\"fast_retransmits\":%" PRIu64
+         ",\"window_full\":%" PRIu64 ",\"send_errors\":%" PRIu64 "}\n",
          SERVER_KIND, st.queries, st.answers, st.held, st.answered_empty,
          st.dropped, st.refused, st.formerr, st.servfail, st.probes,
          st.sessions_created, st.sessions_expired, st.sessions_evicted,
          st.bytes_up, app->up_fnv, app->up_pattern_ok ? "true" : "false",
-         st.bytes_down, st.retransmissions, app->send_errors);
+         st.bytes_down, st.retransmissions, st.timeouts, st.fast_retransmits,
+         st.window_full, app->send_errors);
   fflush(stdout);
 }
 

@@ -103,8 +103,8 @@ struct tun_srv {
      query. */
   tun_arq_sent ack_next;
   tun_arq_sent nack_next;
-  /* gone_retransmissions sums the retransmissions of deleted sessions. */
-  uint64_t gone_retransmissions;
+  /* gone sums the arq counters of deleted sessions (srv_sum_arq). */
+  tun_srv_stats gone;
   /* Scratch buffers, kept here rather than on the stack. */
   uint8_t frame[TUN_WIRE_MAX_MSG];
   uint8_t out[TUN_WIRE_MAX_MSG];
@@ -215,12 +215,20 @@ int tun_srv_new(tun_srv **psrv, const tun_srv_settings *settings,
   return 0;
 }
 
+/* srv_sum_arq adds the counters of session arq |as| to |st|. */
+static void srv_sum_arq(tun_srv_stats *st, const tun_arq_stats *as) {
+  st->retransmissions += as->retransmissions;
+  st->timeouts += as->timeouts;
+  st->fast_retransmits += as->fast_retransmits;
+  st->window_full += as->window_full;
+}
+
 static void srv_session_del(tun_srv *srv, size_t idx) {
   srv_session *ss = srv->sessions[idx];
   tun_arq_stats as;
 
   tun_arq_get_stats(ss->arq, &as);
-  srv->gone_retransmissions += as.retransmissions;
+  srv_sum_arq(&srv->gone, &as);
   tun_arq_del(ss->arq);
   tun_srvq_free(&ss->q, srv->mem);
   srv->mem->free(ss->held, srv->mem->user_data);
@@ -718,7 +726,10 @@ void tun_srv_get_stats(const tun_srv *srv, tun_srv_stats *stats) {
 
   *stats = srv->st;
   stats->bytes_down = 0;
-  stats->retransmissions = srv->gone_retransmissions;
+  stats->retransmissions = srv->gone.retransmissions;
+  stats->timeouts = srv->gone.timeouts;
+  stats->fast_retransmits = srv->gone.fast_retransmits;
+  stats->window_full = srv->gone.window_full;
   for (i = 0; i < srv->s.max_sessions; ++i) {
     tun_arq_stats as;
 
@@ -726,7 +737,7 @@ void tun_srv_get_stats(const tun_srv *srv, tun_srv_stats *stats) {
       continue;
     }
     tun_arq_get_stats(srv->sessions[i]->arq, &as);
-    stats->retransmissions += as.retransmissions;
+    srv_sum_arq(stats, &as);
     stats->bytes_down += as.bytes_acked;
   }
 }

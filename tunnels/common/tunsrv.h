@@ -152,8 +152,12 @@ typedef struct tun_srv_stats {
   /* bytes_up: in-order bytes handed to sink; bytes_down: bytes acked by
      clients. */
   uint64_t bytes_up, bytes_down;
-  /* retransmissions summed over sessions (live and gone). */
-  uint64_t retransmissions;
+  /* retransmissions, and of the segments sent again those whose timer
+     expired (timeouts) and those fast retransmit resent
+     (fast_retransmits), and the answers that could carry no new data
+     for a full window (window_full: tun_arq_stats), summed over
+     sessions (live and gone). */
+  uint64_t retransmissions, timeouts, fast_retransmits, window_full;
   /* resends: answers spent on tun_srv_add_resends; queue_drops:
      segments the out_queue had no room for. */
   uint64_t resends, queue_drops;

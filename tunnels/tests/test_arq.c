@@ -532,6 +532,59 @@ static void test_arq_send_held(void **state) {
   tun_arq_del(b);
 }
 
+/* window_full counts the frames that had room and bytes queued but
+   could open no segment: the window full of segments not yet acked. A
+   frame with nothing queued, or one a resend filled, is not counted. */
+static void test_arq_window_full(void **state) {
+  tun_arq *a, *b;
+  tun_arq_stats st;
+  tun_arq_sent sent;
+  uint8_t buf[1024], data[500];
+  rp_ssize n;
+  rp_tstamp now = 0;
+  int i;
+
+  (void)state;
+  seg_pair(&a, &b, 2, 0, 0, data, sizeof(data));
+  for (i = 0; i < 2; ++i) {
+    n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+    assert_int_equal(sent.n, 1);
+    assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+  }
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.window_full, 0);
+  /* Two in flight, three segments' bytes queued: acks only. */
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.n, 0);
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.window_full, 2);
+  /* A due resend fills the frame (one segment a frame): not counted. */
+  now += 2 * RP_SECONDS;
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.n, 1);
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.window_full, 2);
+  /* b's acks open the window: new segments go, until nothing is queued
+     (then nothing is counted either). */
+  n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+  assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  for (i = 0; i < 3; ++i) {
+    n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+    assert_int_equal(sent.n, 1);
+    assert_int_equal(tun_arq_input(b, buf, (size_t)n, now), 1);
+    n = tun_arq_output(b, buf, sizeof(buf), now, NULL);
+    assert_int_equal(tun_arq_input(a, buf, (size_t)n, now), 0);
+  }
+  n = tun_arq_output(a, buf, sizeof(buf), now, &sent);
+  assert_int_equal(sent.n, 0);
+  tun_arq_get_stats(a, &st);
+  assert_int_equal(st.window_full, 2);
+  (void)n;
+  tun_arq_del(a);
+  tun_arq_del(b);
+}
+
 /* lose_first_of_three sends three segments from |a| (unacked_max 3),
    then nothing: 0 is lost, 1 and 2 reach |b|. */
 static void lose_first_of_three(tun_arq *a, tun_arq *b, rp_tstamp now) {
@@ -698,6 +751,7 @@ int main(void) {
       cmocka_unit_test(test_arq_output_seg),
       cmocka_unit_test(test_arq_ack_held),
       cmocka_unit_test(test_arq_send_held),
+      cmocka_unit_test(test_arq_window_full),
       cmocka_unit_test(test_arq_unacked_max),
       cmocka_unit_test(test_arq_ack_list),
       cmocka_unit_test(test_arq_settings_md),

@@ -4,7 +4,8 @@ mark past the tolerance (15 % rate-limited, 30 % otherwise), the winner
 per row, the off cells listed under the model that decides them, a
 marked cell within its loopback rounds' range said so, and a loopback
 round that did not finish counted over the time it ran, and the tunnel
-server's retransmissions and empty answers set side by side.
+server's retransmissions, empty answers, timeouts and answers that
+found the window full set side by side.
 """
 
 import importlib.util
@@ -136,15 +137,18 @@ class SimVsLoopback(unittest.TestCase):
               ("one-unlimited", "dnstt-dnsdist"): 800.0,
               ("one-unlimited", "real-md-respool"): 500.0}
 
-        def srv(retx, empty, answers=1000):
-            return {"kbps_down": 1.0,
-                    "server": {"server": "dnstt", "answers": answers,
-                               "retransmissions": retx,
-                               "answered_empty": empty}}
+        def srv(retx, empty, answers=1000, timeouts=None, full=None):
+            sv = {"server": "dnstt", "answers": answers,
+                  "retransmissions": retx, "answered_empty": empty}
+            if timeouts is not None:
+                sv["timeouts"] = timeouts
+                sv["window_full"] = full
+            return {"kbps_down": 1.0, "server": sv}
         sim_rounds = {
             ("one-unlimited", "dnstt-first"): [srv(0, 0), srv(5, 0)],
-            ("one-unlimited", "dnstt-dnsdist"): [srv(0, 10), srv(2, 30),
-                                                 srv(4, 20)],
+            ("one-unlimited", "dnstt-dnsdist"): [srv(0, 10, 1000, 0, 10),
+                                                 srv(2, 30, 1000, 1, 30),
+                                                 srv(4, 20, 1000, 2, 20)],
             ("one-unlimited", "real-md-respool"): [srv(0, 0)]}
         lb_rounds = {
             ("one-unlimited", "dnstt-first"): [srv(1, 0), srv(3, 0)],
@@ -154,8 +158,10 @@ class SimVsLoopback(unittest.TestCase):
                 {"kbps_down": 1.0, "server": {"server": "tcp_measure"}}]}
         text = self.run_tool(dict(lb), lb, lb_rounds, sim_rounds)
         self.assertIn("## The tunnel server's retransmissions", text)
+        # The timeouts and the answers that found the window full: the
+        # loopback rounds here predate those counters ("-").
         self.assertIn("| one-unlimited | DNSTT dnsdist | 0.2 / 17.5 | "
-                      "2.0 / 0.0 |", text)
+                      "2.0 / 0.0 | 0.1 / - | 2.0 / - |", text)
         self.assertNotIn("| one-unlimited | DNSTT first |", text)
         self.assertNotIn("| one-unlimited | real MD respool |", text)
         # No cell at 1 or more: no section.
