@@ -63,6 +63,13 @@ static int arq_can_open(const tun_arq *arq) {
   return arq->sndq_len > 0 && inflight < arq_peer_window(arq);
 }
 
+/* arq_frame_room returns 1 if a frame holding |nsegs| segments, |left|
+   bytes short of its end, takes another (max_segs and a header's room). */
+static int arq_frame_room(const tun_arq *arq, size_t nsegs, size_t left) {
+  return (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
+         left > arq->seg_hdr;
+}
+
 void tun_arq_send_flush(tun_arq *arq) {
   uint32_t sn;
 
@@ -367,14 +374,10 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     arq_due_refresh(arq);
   }
   /* Then new segments, cut to the room left. */
-  if (arq->sndq_len > 0 && !arq_can_open(arq) &&
-      (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
-      cap - pos > arq->seg_hdr) {
-    ++arq->st.window_full;
+  if (arq_frame_room(arq, nsegs, cap - pos) && !arq_can_open(arq)) {
+    arq->st.window_full += arq->sndq_len > 0;
   }
-  while (arq_can_open(arq) &&
-         (arq->s.max_segs == 0 || nsegs < arq->s.max_segs) &&
-         cap - pos > arq->seg_hdr) {
+  while (arq_frame_room(arq, nsegs, cap - pos) && arq_can_open(arq)) {
     arq_note_sent(psent, arq->snd_nxt);
     pos += arq_cut_new(arq, out + pos, cap - pos, now);
     ++nsegs;

@@ -94,6 +94,8 @@ struct tun_srv {
   const rp_mem *mem;
   void *user_data;
   srv_session **sessions;
+  /* st: the counters; its arq sums (srv_sum_arq) are those of the
+     removed sessions, tun_srv_get_stats adds the live ones'. */
   tun_srv_stats st;
   /* down_room is the fixed TXT payload of DNSTT answers, bytes. */
   size_t down_room;
@@ -103,8 +105,6 @@ struct tun_srv {
      query. */
   tun_arq_sent ack_next;
   tun_arq_sent nack_next;
-  /* gone sums the arq counters of deleted sessions (srv_sum_arq). */
-  tun_srv_stats gone;
   /* Scratch buffers, kept here rather than on the stack. */
   uint8_t frame[TUN_WIRE_MAX_MSG];
   uint8_t out[TUN_WIRE_MAX_MSG];
@@ -228,7 +228,7 @@ static void srv_session_del(tun_srv *srv, size_t idx) {
   tun_arq_stats as;
 
   tun_arq_get_stats(ss->arq, &as);
-  srv_sum_arq(&srv->gone, &as);
+  srv_sum_arq(&srv->st, &as);
   tun_arq_del(ss->arq);
   tun_srvq_free(&ss->q, srv->mem);
   srv->mem->free(ss->held, srv->mem->user_data);
@@ -726,10 +726,6 @@ void tun_srv_get_stats(const tun_srv *srv, tun_srv_stats *stats) {
 
   *stats = srv->st;
   stats->bytes_down = 0;
-  stats->retransmissions = srv->gone.retransmissions;
-  stats->timeouts = srv->gone.timeouts;
-  stats->fast_retransmits = srv->gone.fast_retransmits;
-  stats->window_full = srv->gone.window_full;
   for (i = 0; i < srv->s.max_sessions; ++i) {
     tun_arq_stats as;
 
