@@ -106,6 +106,10 @@ typedef struct sim_net_cell {
   /* orig_server: the server holds only its newest poll and serves a new
      session nothing for its first 300 ms (the real dnstt-server). */
   int orig_server;
+  /* srv_nack: the server NACKs the upload's gaps (tunsrv.h's nack; the
+     real MasterDnsVPN's server) and its answers carry them to the client
+     (tun_drv_srv_nacks); gap 0: none. */
+  tun_nack_settings srv_nack;
   /* serve_bytes is what the server serves a session (the runner: the
      transfer's bytes when rate-limited, 1 GiB otherwise). */
   uint64_t serve_bytes;

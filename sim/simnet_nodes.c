@@ -386,6 +386,7 @@ int sim_net_nodes_start(sim_net *n) {
        resend (a loss goes again on its timeout or the client's NACK). */
     tun_arq_settings_md(&ss.arq);
   }
+  ss.nack = cell->srv_nack;
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);
   if (rv != 0) {
     return rv;
@@ -621,6 +622,7 @@ static int nodes_client_timer(sim_net *n) {
 
 static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
   tun_peer peer;
+  int rv;
 
   memset(&peer, 0, sizeof(peer));
   memcpy(peer.addr, &pk->src_proc, sizeof(pk->src_proc));
@@ -638,7 +640,15 @@ static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
     tun_drv_take_blocks(n->nodes->drv, pk->data, pk->len, &acks, &nacks);
     tun_srv_blocks(n->nodes->srv, &acks, &nacks);
   }
-  return tun_srv_on_datagram(n->nodes->srv, pk->data, pk->len, &peer, n->now);
+  rv = tun_srv_on_datagram(n->nodes->srv, pk->data, pk->len, &peer, n->now);
+  if (rv == 0 && n->cell.srv_nack.gap > 0) {
+    /* The NACKs of the upload's gaps go with this query's answer. */
+    uint32_t sn[TUN_NACK_GAP_MAX];
+    size_t k = tun_srv_take_nacks(n->nodes->srv, sn, TUN_NACK_GAP_MAX);
+
+    tun_drv_srv_nacks(n->nodes->drv, pk->data, pk->len, sn, k);
+  }
+  return rv;
 }
 
 /* ---------------------------------------------------------------- */

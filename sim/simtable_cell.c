@@ -95,6 +95,15 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       ds->nack_gap = 32;
       ds->nack_delay = 100 * RP_MILLISECONDS;
       ds->nack_repeat = 800 * RP_MILLISECONDS;
+      /* Its server NACKs the upload's gaps (the sample server config's
+         ARQ_DATA_NACK_*: a gap of 32, 300 ms, 800 ms), and the client
+         resends its upload's packets in its map's order: the bursts of
+         resends after an upload query's answer (docs/simulator.md, "Its
+         upload's resends"). */
+      cell->srv_nack = (tun_nack_settings){.gap = 32,
+                                           .delay = 300 * RP_MILLISECONDS,
+                                           .repeat = 800 * RP_MILLISECONDS};
+      ds->resend_random = 1;
       /* Its acks name their packets. */
       ds->acks_named = 1;
       /* Its dispatcher beside a busy client's readers. */

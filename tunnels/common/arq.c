@@ -167,6 +167,7 @@ int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
   }
   arq = (tun_arq *)(void *)p;
   arq->s = *s;
+  arq->resend_rng = s->resend_seed;
   if (s->kcp_timers) {
     /* The send time after each segment's header and the echo in each
        frame's header come out of the payload: frames keep their size. */

@@ -107,6 +107,13 @@ typedef struct tun_arq_settings {
      MasterDnsVPN's ARQ bounds its unacked packets so (at 0.8 of its
      ARQ_WINDOW_SIZE): one late packet does not stop its sender. */
   uint32_t unacked_max;
+  /* resend_seed: nonzero walks each frame's due resends from a random
+     place among the segments in flight (drawn from the splitmix64
+     stream it seeds) instead of oldest first. MasterDnsVPN's ARQ finds
+     its timed-out packets by walking a Go map, in an order of its own
+     each time: of a burst of resends the ones a rate-limited resolver
+     answers are any, not the oldest. 0 (default): oldest first. */
+  uint64_t resend_seed;
 } tun_arq_settings;
 
 /* tun_arq_stats are counters since creation. */

@@ -64,6 +64,8 @@ struct tun_arq {
   uint32_t snd_nxt;
   /* unacked counts the segments sent and not yet acked (unacked_max). */
   uint32_t unacked;
+  /* resend_rng: the stream of resend_seed. */
+  uint64_t resend_rng;
   /* peer_wnd is the window the peer last advertised, segments. */
   uint32_t peer_wnd;
   /* sndq is a ring of snd_buf bytes: head is the first queued byte. */

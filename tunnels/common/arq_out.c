@@ -43,6 +43,15 @@ static void arq_sndq_pop(tun_arq *arq, uint8_t *out, size_t n) {
 /* Output                                                               */
 /* ------------------------------------------------------------------ */
 
+/* arq_splitmix draws from the splitmix64 stream |*state|. */
+static uint64_t arq_splitmix(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 /* arq_seg_due returns 1 if the in-flight segment must be sent now. */
 static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
   return g->used && !g->sacked &&
@@ -326,9 +335,13 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
                         tun_arq_sent *psent) {
   uint8_t sack[TUN_ARQ_MAX_SACK];
   size_t sack_len, pos, nsegs = 0;
-  uint32_t sn;
-  /* walk is 1 when a segment may be due (else the walks find none). */
+  uint32_t sn, i, span = arq->snd_nxt - arq->snd_una;
+  /* walk is 1 when a segment may be due (else the walks find none);
+     the walks start |from| segments past snd_una (resend_seed). */
   int walk = now >= arq->due_lb;
+  uint32_t from = walk && span > 0 && arq->s.resend_seed != 0
+                      ? (uint32_t)(arq_splitmix(&arq->resend_rng) % span)
+                      : 0;
 
   if (psent != NULL) {
     psent->n = 0;
@@ -339,8 +352,8 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   sack_len = arq_frame_sack(arq, sack, cap);
   /* A due resend keeps its size: shorten the sack (it only reports less)
      rather than starve the resend of room. */
-  for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
-    arq_sseg *g = arq_sslot(arq, sn);
+  for (i = 0; walk && i < span; ++i) {
+    arq_sseg *g = arq_sslot(arq, sn = arq->snd_una + (from + i) % span);
     size_t need = TUN_ARQ_HDR_FIXED + arq->seg_hdr + (size_t)g->len;
 
     if (!arq_seg_due(g, now)) {
@@ -355,9 +368,9 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   pos = TUN_ARQ_HDR_FIXED + sack_len;
   arq->ack_pending = 0;
 
-  /* Resends first, oldest first. */
-  for (sn = arq->snd_una; walk && sn != arq->snd_nxt; ++sn) {
-    arq_sseg *g = arq_sslot(arq, sn);
+  /* Resends first, oldest first (or from |from| on). */
+  for (i = 0; walk && i < span; ++i) {
+    arq_sseg *g = arq_sslot(arq, sn = arq->snd_una + (from + i) % span);
 
     if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
       break;

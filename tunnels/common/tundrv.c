@@ -71,6 +71,9 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
   d->user_data = user_data;
   d->mem = *mem;
   tun_xfer_init(&d->xfer, s->down_bytes, s->up_bytes, s->seconds);
+  tun_nack_init(&d->nack, &(tun_nack_settings){.gap = s->nack_gap,
+                                               .delay = s->nack_delay,
+                                               .repeat = s->nack_repeat});
   /* dnstt-client opens its stream only once its Noise handshake is
      answered: until the first answer it sends polls and no stream
      byte. */
@@ -109,6 +112,7 @@ void tun_drv_del(tun_drv *d) {
   d->mem.free(d->sends, d->mem.user_data);
   d->mem.free(d->id_head, d->mem.user_data);
   d->mem.free(d->recs, d->mem.user_data);
+  d->mem.free(d->srv_nacks, d->mem.user_data);
   d->mem.free(d, d->mem.user_data);
 }
 
@@ -360,6 +364,28 @@ void tun_drv_take_blocks(tun_drv *d, const uint8_t *q, size_t len,
       return;
     }
   }
+}
+
+void tun_drv_srv_nacks(tun_drv *d, const uint8_t *q, size_t len,
+                       const uint32_t *sn, size_t n) {
+  uint64_t key = drv_query_key(q, len);
+  drv_srv_nack_rec *r;
+
+  if (n == 0 || key == 0 || d->set.model != TUN_DRV_MD) {
+    return;
+  }
+  if (d->srv_nacks == NULL) {
+    d->srv_nacks = d->mem.calloc(DRV_SRV_NACK_RECS, sizeof(*d->srv_nacks),
+                                 d->mem.user_data);
+    if (d->srv_nacks == NULL) {
+      /* Out of memory: NACKs lost. */
+      return;
+    }
+  }
+  r = &d->srv_nacks[key % DRV_SRV_NACK_RECS];
+  r->key = key;
+  r->n = n < TUN_NACK_GAP_MAX ? n : TUN_NACK_GAP_MAX;
+  memcpy(r->sn, sn, r->n * sizeof(r->sn[0]));
 }
 
 rp_tstamp tun_drv_get_due(const tun_drv *d) {

@@ -64,6 +64,7 @@
 #include "dns.h"
 #include "balancer.h"
 #include "tuncli.h"
+#include "tunnack.h"
 #include "tunxfer.h"
 
 #include <stddef.h>
@@ -90,7 +91,7 @@ typedef enum tun_drv_model {
 #define TUN_DRV_MAX_RESOLVERS 32
 /* TUN_DRV_NACK_MAX bounds nack_gap (MD chain), segments, and the NACKs
    waiting for the dispatch. */
-#define TUN_DRV_NACK_MAX 64
+#define TUN_DRV_NACK_MAX TUN_NACK_GAP_MAX
 /* TUN_DRV_ORIG_WINDOW is the original model's arq windows, segments
    (dnstt's KCP: 64; its server takes --window 64 to match). */
 #define TUN_DRV_ORIG_WINDOW 64
@@ -182,6 +183,10 @@ typedef struct tun_drv_settings {
      (tun_drv_take_blocks), beside the frame's cumulative ack and its
      sack of 256 segments; 0: the frame's acks only. */
   int acks_named;
+  /* resend_random 1 (MD chain_up): the client's upload resends go in a
+     random order (tun_arq_settings.resend_seed), as MasterDnsVPN's ARQ
+     walks its Go map of unacked packets; 0: oldest first. */
+  int resend_random;
   /* chain_busy (MD chain): a busy client's dispatcher, a goroutine of
      its own on the other core. While data answers come at
      chain_busy_rate a second or more (counted over 10 ms), the first
@@ -229,6 +234,9 @@ typedef struct tun_drv_stats {
   /* resent: MD chain answers taken as resends of packets whose ack was
      lost (their data dropped). */
   uint64_t resent;
+  /* srv_nacks: upload segments the server NACKed in answers that came
+     (tun_drv_srv_nacks). */
+  uint64_t srv_nacks;
 } tun_drv_stats;
 
 typedef struct tun_drv tun_drv;
@@ -247,6 +255,17 @@ size_t tun_drv_take_lost_acks(tun_drv *d);
    thousand such queries later). */
 void tun_drv_take_blocks(tun_drv *d, const uint8_t *q, size_t len,
                          tun_arq_sent *acks, tun_arq_sent *nacks);
+
+/* tun_drv_srv_nacks keeps the |n| upload segments |sn| (at most
+   TUN_NACK_GAP_MAX) that the server NACKed with its answer to the chain
+   query of |len| bytes at |q| (tun_srv_take_nacks), known by its
+   question's name as in tun_drv_take_blocks. When that answer comes
+   (tun_drv_on_answer) the client resends at once those still unacked,
+   as MasterDnsVPN's client resends a packet its server NACKed: the
+   simulator's model of the NACKs the answers carry. A record another
+   query's overwrote is lost, as a NACK can be. */
+void tun_drv_srv_nacks(tun_drv *d, const uint8_t *q, size_t len,
+                       const uint32_t *sn, size_t n);
 
 /* tun_drv_settings_default fills |s| for |model| (transfer targets 0,
    domain empty): 300 workers not fresh and a 1.5 s timeout, or one

@@ -50,11 +50,11 @@
    DRV_ACK_Q bounds the named acks waiting for the dispatch. */
 #define DRV_BLOCK_RECS 4096
 #define DRV_BLOCK_WAYS 4
+/* DRV_SRV_NACK_RECS is how many answers' server NACKs the driver keeps
+   (tun_drv_srv_nacks), by the query's key modulo it: an answer comes
+   within milliseconds of its record, so few are ever live. */
+#define DRV_SRV_NACK_RECS 256
 #define DRV_ACK_Q 1024
-/* DRV_NACK_SLOTS is how many missing segments the NACKs track, by
-   sequence number modulo it: more than the receive window, so that two
-   segments the client may miss at once never share a slot. */
-#define DRV_NACK_SLOTS 2048
 /* DRV_MD_CHAIN_EDNS is the answer size the chain model asks for, bytes:
    MasterDnsVPN's server fills its answers to the download MTU whatever
    the query's EDNS says (about 1 400 bytes for an MTU of 1 232). */
@@ -149,6 +149,14 @@ typedef struct drv_block_rec {
   tun_arq_sent nacks;
 } drv_block_rec;
 
+/* drv_srv_nack_rec is the server's NACKs of the answer to the query of
+   key |key| (n 0: taken, or free). */
+typedef struct drv_srv_nack_rec {
+  uint64_t key;
+  size_t n;
+  uint32_t sn[TUN_NACK_GAP_MAX];
+} drv_srv_nack_rec;
+
 /* drv_md_slot is one MD slot. */
 typedef struct drv_md_slot {
   int waiting;
@@ -216,10 +224,8 @@ struct tun_drv {
   tun_ping ping;
   rp_tstamp ping_owed_at;
   /* The NACKs (nack_gap): nack_owed segments in nack_q wait for the
-     dispatch. Per missing segment, in slot sn % DRV_NACK_SLOTS (valid
-     while nack_used and its nack_sn is the segment's): when it was
-     first seen missing and last NACKed (UNSET: not yet). last_data is
-     when data last came. */
+     dispatch; nack says which are due (tunnack.h). last_data is when
+     data last came. */
   size_t nack_owed;
   uint32_t nack_q[TUN_DRV_NACK_MAX];
   /* acks_named: the segments of the first ack_qn acks owed. */
@@ -229,12 +235,12 @@ struct tun_drv {
      named acks or NACKs (chain only, else NULL); rec_live counts those
      not taken, rec_serial picks the record a full set loses. */
   drv_block_rec *recs;
+  /* srv_nacks: DRV_SRV_NACK_RECS records of tun_drv_srv_nacks (NULL
+     until the first). */
+  drv_srv_nack_rec *srv_nacks;
   size_t rec_live;
   uint64_t rec_serial;
-  uint32_t nack_sn[DRV_NACK_SLOTS];
-  uint8_t nack_used[DRV_NACK_SLOTS];
-  rp_tstamp nack_first[DRV_NACK_SLOTS];
-  rp_tstamp nack_last[DRV_NACK_SLOTS];
+  tun_nack nack;
   rp_tstamp last_data;
   /* The timeouts the balancer hears of later (bal_loss_after): a ring
      of late_n entries from late_head, in the order they were seen. */
@@ -298,6 +304,9 @@ static inline int drv_cli_new(tun_drv *d, tun_mode mode, uint16_t down_limit) {
   }
   cs.domain = d->set.domain;
   cs.sid = d->cb.rand(d->user_data);
+  if (d->set.chain && d->set.chain_up && d->set.resend_random) {
+    cs.arq.resend_seed = d->cb.rand(d->user_data) | 1;
+  }
   cs.down_limit = down_limit;
   return tun_cli_new(&d->cli, &cs, &d->mem);
 }

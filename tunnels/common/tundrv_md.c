@@ -293,82 +293,31 @@ static void drv_busy_count(tun_drv *d, rp_tstamp now) {
   ++d->busy_n;
 }
 
-/* drv_nack_one NACKs missing segment |sn| if due: not when first seen
-   missing, then once it has been missing nack_delay, and again each
-   nack_repeat (MasterDnsVPN's shouldSendDataNack). */
-static void drv_nack_one(tun_drv *d, uint32_t sn, rp_tstamp now) {
-  size_t k = sn % DRV_NACK_SLOTS;
-
-  if (!d->nack_used[k] || d->nack_sn[k] != sn) {
-    d->nack_used[k] = 1;
-    d->nack_sn[k] = sn;
-    d->nack_first[k] = now;
-    d->nack_last[k] = RP_TSTAMP_UNSET;
-    return;
+/* drv_nack_owe queues the |n| NACKs tun_nack wrote at the end of nack_q
+   for the dispatch. */
+static void drv_nack_owe(tun_drv *d, size_t n, rp_tstamp now) {
+  for (; n > 0; --n) {
+    drv_owe(d, &d->nack_owed, now);
   }
-  if (now - d->nack_first[k] < d->set.nack_delay ||
-      (d->nack_last[k] != RP_TSTAMP_UNSET &&
-       now - d->nack_last[k] < d->set.nack_repeat)) {
-    return;
-  }
-  if (d->nack_owed == TUN_DRV_NACK_MAX) {
-    return;
-  }
-  d->nack_last[k] = now;
-  d->nack_q[d->nack_owed] = sn;
-  drv_owe(d, &d->nack_owed, now);
 }
 
-/* drv_nack_arrival checks the gaps below the data segment that just
-   came (MasterDnsVPN's maybeSendDataNacks): each missing one when that
-   segment is within nack_gap of the first missing, else a sample: the
-   first nack_gap / 20 missing (rounded up), and the last missing within
-   nack_gap of the first if the sample has not got it. */
+/* drv_nack_arrival NACKs the gaps below the data segment that just came
+   (tunnack.h); drv_nack_idle the gaps of a download quiet for
+   nack_repeat. */
 static void drv_nack_arrival(tun_drv *d, rp_tstamp now) {
-  const tun_arq *arq = tun_cli_arq(d->cli);
-  uint32_t nxt = tun_arq_rcv_next(arq), sn = tun_arq_rcv_last(arq);
-  uint32_t diff = sn - nxt, gap = (uint32_t)d->set.nack_gap, m, top = nxt;
-  size_t sample = (d->set.nack_gap + 19) / 20, added = 0;
-
-  if (diff == 0 || diff > TUN_ARQ_MD_WND) {
-    /* In order (already delivered), an old duplicate, or beyond the
-       receive window. */
-    return;
-  }
-  for (m = nxt; m != sn && (diff <= gap || added < sample); ++m) {
-    if (!tun_arq_rcv_present(arq, m)) {
-      drv_nack_one(d, m, now);
-      ++added;
-      top = m;
-    }
-  }
-  if (diff <= gap) {
-    return;
-  }
-  /* The frontier. */
-  for (m = nxt + gap - 1; m != nxt && tun_arq_rcv_present(arq, m); --m) {
-  }
-  if ((uint32_t)(m - nxt) > (uint32_t)(top - nxt)) {
-    drv_nack_one(d, m, now);
-  }
+  drv_nack_owe(d,
+               tun_nack_arrival(&d->nack, tun_cli_arq(d->cli), now,
+                                d->nack_q + d->nack_owed,
+                                TUN_DRV_NACK_MAX - d->nack_owed),
+               now);
 }
 
-/* drv_nack_idle NACKs every missing segment within nack_gap of the first
-   when data is held beyond a gap and none came for nack_repeat
-   (MasterDnsVPN's runGapRecoveryWatchdog). */
 static void drv_nack_idle(tun_drv *d, rp_tstamp now) {
-  const tun_arq *arq = tun_cli_arq(d->cli);
-  uint32_t nxt = tun_arq_rcv_next(arq), m;
-  int held = 0;
-
-  for (m = nxt; m != nxt + (uint32_t)d->set.nack_gap && !held; ++m) {
-    held = tun_arq_rcv_present(arq, m);
-  }
-  for (m = nxt; held && m != nxt + (uint32_t)d->set.nack_gap; ++m) {
-    if (!tun_arq_rcv_present(arq, m)) {
-      drv_nack_one(d, m, now);
-    }
-  }
+  drv_nack_owe(d,
+               tun_nack_idle(&d->nack, tun_cli_arq(d->cli), now,
+                             d->nack_q + d->nack_owed,
+                             TUN_DRV_NACK_MAX - d->nack_owed),
+               now);
 }
 
 /* drv_burst_begin starts a burst of sends whose counts reach the
@@ -512,6 +461,31 @@ static int drv_answer_has_data(const uint8_t *data, size_t len) {
   return n > (rp_ssize)TUN_ARQ_HDR_FIXED;
 }
 
+/* drv_srv_nacks_take finds the server's NACKs the answer of |len| bytes
+   at |data| carries (tun_drv_srv_nacks): the upload's segments they name
+   that are still unacked go again at once. */
+static void drv_srv_nacks_take(tun_drv *d, const uint8_t *data, size_t len,
+                               rp_tstamp now) {
+  uint64_t key = drv_query_key(data, len);
+  drv_srv_nack_rec *r = &d->srv_nacks[key % DRV_SRV_NACK_RECS];
+  size_t i, j;
+
+  if (key == 0 || r->n == 0 || r->key != key) {
+    return;
+  }
+  for (i = 0; i < r->n; i += TUN_ARQ_SENT_MAX) {
+    tun_arq_sent part = {.n = 0};
+
+    for (j = i; j < r->n && part.n < TUN_ARQ_SENT_MAX; ++j) {
+      part.sn[part.n++] = r->sn[j];
+    }
+    tun_arq_nack(tun_cli_arq(d->cli), &part);
+  }
+  d->st.srv_nacks += r->n;
+  r->n = 0;
+  drv_chain_upload(d, now);
+}
+
 void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
                        rp_tstamp now) {
   drv_md_res *r;
@@ -561,6 +535,9 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
       d->disp_now = 0;
       drv_chain_dispatch(d, now);
     }
+  }
+  if (ok && d->srv_nacks != NULL && d->cli != NULL) {
+    drv_srv_nacks_take(d, data, len, now);
   }
   if (ok) {
     ++d->st.answers;

@@ -86,6 +86,8 @@ typedef struct srv_session {
   size_t held_len;
   /* q is the send queue with out_queue (q.cap 0 without). */
   tun_srvq q;
+  /* nack: the upload's NACKs with settings.nack (else NULL). */
+  tun_nack *nack;
 } srv_session;
 
 struct tun_srv {
@@ -105,6 +107,9 @@ struct tun_srv {
      query. */
   tun_arq_sent ack_next;
   tun_arq_sent nack_next;
+  /* nacks_out: the NACKs of the last query (settings.nack). */
+  uint32_t nacks_out[TUN_NACK_GAP_MAX];
+  size_t nnacks_out;
   /* Scratch buffers, kept here rather than on the stack. */
   uint8_t frame[TUN_WIRE_MAX_MSG];
   uint8_t out[TUN_WIRE_MAX_MSG];
@@ -189,6 +194,7 @@ int tun_srv_new(tun_srv **psrv, const tun_srv_settings *settings,
       settings->max_answer < RP_DNS_MAX_UDP_DEFAULT ||
       settings->max_answer > TUN_WIRE_MAX_MSG ||
       settings->out_queue > TUN_SRV_MAX_OUT_QUEUE ||
+      settings->nack.gap > TUN_NACK_GAP_MAX ||
       settings->write_msg > SRV_CHUNK ||
       settings->write_msg > settings->arq.snd_buf ||
       (settings->write_msg > 0 &&
@@ -231,6 +237,7 @@ static void srv_session_del(tun_srv *srv, size_t idx) {
   srv_sum_arq(&srv->st, &as);
   tun_arq_del(ss->arq);
   tun_srvq_free(&ss->q, srv->mem);
+  srv->mem->free(ss->nack, srv->mem->user_data);
   srv->mem->free(ss->held, srv->mem->user_data);
   srv->mem->free(ss, srv->mem->user_data);
   srv->sessions[idx] = NULL;
@@ -307,9 +314,15 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   }
   ss->held =
       srv->mem->calloc(srv->s.max_held, sizeof(srv_held), srv->mem->user_data);
-  if (ss->held == NULL) {
+  if (srv->s.nack.gap > 0) {
+    ss->nack = srv->mem->malloc(sizeof(*ss->nack), srv->mem->user_data);
+  }
+  if (ss->held == NULL || (srv->s.nack.gap > 0 && ss->nack == NULL)) {
     rv = RP_ERR_NOMEM;
     goto fail_held;
+  }
+  if (ss->nack != NULL) {
+    tun_nack_init(ss->nack, &srv->s.nack);
   }
   rv = tun_arq_new(&ss->arq, &as, srv->mem);
   if (rv != 0) {
@@ -334,8 +347,9 @@ static int srv_session_new(tun_srv *srv, uint64_t sid, uint16_t down_limit,
   return 0;
 
 fail_arq:
-  srv->mem->free(ss->held, srv->mem->user_data);
 fail_held:
+  srv->mem->free(ss->nack, srv->mem->user_data);
+  srv->mem->free(ss->held, srv->mem->user_data);
   srv->mem->free(ss, srv->mem->user_data);
   return rv;
 }
@@ -578,6 +592,7 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
   int rv, nseg;
 
   ++srv->st.queries;
+  srv->nnacks_out = 0;
   if (rp_dns_parse(&q, data, len) != 0 || (q.hdr.flags & RP_DNS_FLAG_QR) ||
       (q.hdr.flags & RP_DNS_OPCODE_MASK) != 0 || !q.has_question) {
     ++srv->st.dropped;
@@ -617,6 +632,10 @@ int tun_srv_on_datagram(tun_srv *srv, const uint8_t *data, size_t len,
   if (nseg < 0) {
     ++srv->st.formerr;
     return srv_answer_error(srv, data, len, peer, RP_DNS_RCODE_FORMERR);
+  }
+  if (nseg > 0 && ss->nack != NULL) {
+    srv->nnacks_out = tun_nack_arrival(ss->nack, ss->arq, now, srv->nacks_out,
+                                       TUN_NACK_GAP_MAX);
   }
   if (srv->ack_next.n + srv->nack_next.n > 0) {
     tun_arq_ack_list(ss->arq, &srv->ack_next, now);
@@ -660,6 +679,14 @@ void tun_srv_blocks(tun_srv *srv, const tun_arq_sent *acks,
                     const tun_arq_sent *nacks) {
   srv->ack_next = *acks;
   srv->nack_next = *nacks;
+}
+
+size_t tun_srv_take_nacks(tun_srv *srv, uint32_t *out, size_t max) {
+  size_t n = srv->nnacks_out < max ? srv->nnacks_out : max;
+
+  memcpy(out, srv->nacks_out, n * sizeof(out[0]));
+  srv->nnacks_out = 0;
+  return n;
 }
 
 rp_tstamp tun_srv_get_expiry(const tun_srv *srv) {

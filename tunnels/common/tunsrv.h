@@ -32,6 +32,7 @@
 #include "respool.h"
 #include "dns.h"
 #include "arq.h"
+#include "tunnack.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -137,6 +138,12 @@ typedef struct tun_srv_settings {
   size_t write_msg;
   /* max_answer caps every answer, bytes (1232, the EDNS size in use). */
   size_t max_answer;
+  /* nack (nack.gap > 0): each session NACKs the gaps of the upload, as
+     the MasterDnsVPN server's ARQ does (tunnack.h), when a query brings
+     a data segment past one; tun_srv_take_nacks hands over those of the
+     last query, which its answer carries in the simulator's model. gap 0
+     (default): none. */
+  tun_nack_settings nack;
   /* arq is the template of each session's arq; mss and peer_mss are
      computed by the server (settings given here are ignored). */
   tun_arq_settings arq;
@@ -209,6 +216,12 @@ void tun_srv_add_resends(tun_srv *srv, size_t n);
    NACKed (tun_drv's nack_gap). */
 void tun_srv_blocks(tun_srv *srv, const tun_arq_sent *acks,
                     const tun_arq_sent *nacks);
+
+/* tun_srv_take_nacks writes to |out| (at most |max|) the segments the
+   last tun_srv_on_datagram NACKed (settings.nack), forgets them and
+   returns how many: the simulator hands them to the client with that
+   query's answer (tun_drv_srv_nacks). */
+size_t tun_srv_take_nacks(tun_srv *srv, uint32_t *out, size_t max);
 
 /* tun_srv_get_stats fills |stats|. */
 void tun_srv_get_stats(const tun_srv *srv, tun_srv_stats *stats);

@@ -5,7 +5,8 @@
  * (when data comes, and when none does) and the server's resend of a
  * NACKed segment; acks that name their segments to the server; the
  * dispatcher of a busy client (chain_busy), and a client quiet again
- * after a quiet spell.
+ * after a quiet spell; the server's NACKs of the upload, which its
+ * answer brings the client.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +245,56 @@ static void test_tundrv_chain_busy_quiet(void **state) {
   fx_chain_teardown(&f);
 }
 
+static void srv_nacks_at_once(tun_drv_settings *ds, tun_srv_settings *ss) {
+  (void)ds;
+  ss->nack = (tun_nack_settings){.gap = 32, .repeat = 800 * RP_MILLISECONDS};
+}
+
+/* The server NACKs the upload's gap below a packet that came past it
+   (tunsrv.h's nack), and the answer to that packet's query brings the
+   NACKs to the client (tun_drv_srv_nacks): it resends those packets at
+   once, before any timeout; the server then has the upload in order. */
+static void test_tundrv_chain_srv_nacks(void **state) {
+  fixture f;
+  tun_drv_stats st;
+  tun_srv_stats ss;
+  tun_peer peer = {.addrlen = 4};
+  uint32_t sn[TUN_NACK_GAP_MAX];
+  size_t n, na;
+
+  (void)state;
+  fx_chain_setup_full(&f, 2000, 1, 1, srv_nacks_at_once);
+  /* The upload's packets went first, a query each: only the fourth
+     reaches the server. */
+  assert_true(f.w.nq > 8);
+  assert_int_equal(
+      tun_srv_on_datagram(f.srv, f.w.q[3], f.w.qlen[3], &peer, f.now), 0);
+  n = tun_srv_take_nacks(f.srv, sn, TUN_NACK_GAP_MAX);
+  assert_int_equal(n, 3);
+  assert_int_equal(sn[0], 0);
+  assert_int_equal(sn[2], 2);
+  assert_int_equal(tun_srv_take_nacks(f.srv, sn, TUN_NACK_GAP_MAX), 0);
+  tun_drv_srv_nacks(f.drv, f.w.q[3], f.w.qlen[3], sn, n);
+  na = f.w.na;
+  f.w.ares[na - 1] = f.w.qres[3];
+  f.w.nq = 0;
+  f.now += RP_MILLISECONDS;
+  fx_answer(&f.w, f.drv, na - 1, na, f.now);
+  /* The three packets again at once (their timeout is 0.5 s away). */
+  assert_int_equal(f.w.nq, 3);
+  tun_drv_get_stats(f.drv, &st);
+  assert_int_equal(st.srv_nacks, 3);
+  fx_serve(&f.w, f.srv, f.now);
+  tun_srv_get_stats(f.srv, &ss);
+  assert_true(ss.bytes_up > 0);
+  assert_int_equal(tun_srv_take_nacks(f.srv, sn, TUN_NACK_GAP_MAX), 0);
+  /* The same answer again (a copy's): its NACKs were taken. */
+  f.w.nq = 0;
+  fx_answer(&f.w, f.drv, na - 1, na, f.now);
+  assert_int_equal(f.w.nq, 0);
+  fx_chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_nack),
@@ -251,6 +302,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_acks_named),
       cmocka_unit_test(test_tundrv_chain_busy),
       cmocka_unit_test(test_tundrv_chain_busy_quiet),
+      cmocka_unit_test(test_tundrv_chain_srv_nacks),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
