@@ -38,7 +38,7 @@ static size_t fuzz_source(uint64_t sid, uint64_t offset, uint8_t *out,
 
 /* fuzz_server feeds |data| to a server of |mode|; |variant|'s bits turn
    on the simulator's server models: 1 out_queue (8 packets, flushed
-   every 10 ms), 2 up_ack_only, 4 resends owed, 8 ack_queued (with 1),
+   every 10 ms), 2 up_ack_only and the upload's NACKs, 4 resends owed, 8 ack_queued (with 1),
    16 kcp_timers on both ends' arqs, 32 write_msg of 300 bytes (with 1). */
 static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
                         size_t size) {
@@ -60,6 +60,10 @@ static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
     s.flush_interval = 10 * RP_MILLISECONDS;
   }
   s.up_ack_only = (variant & 2u) != 0;
+  if (variant & 2u) {
+    /* MasterDnsVPN's server: its NACKs of the upload, at once. */
+    s.nack = (tun_nack_settings){.gap = 32, .repeat = 800 * RP_MILLISECONDS};
+  }
   s.ack_queued = (variant & 8u) != 0;
   if ((variant & 33u) == 33u) {
     s.write_msg = 300;
@@ -88,6 +92,11 @@ static void fuzz_server(tun_mode mode, unsigned variant, const uint8_t *data,
     tun_cli_del(cli);
   }
   tun_srv_on_datagram(srv, data, size, &peer, 1);
+  {
+    uint32_t sn[TUN_NACK_GAP_MAX];
+
+    tun_srv_take_nacks(srv, sn, TUN_NACK_GAP_MAX);
+  }
   tun_srv_handle_expiry(srv, 2 * RP_SECONDS);
   tun_srv_del(srv);
 }
