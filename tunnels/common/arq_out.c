@@ -52,6 +52,15 @@ static uint64_t arq_splitmix(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+/* arq_walk_sn returns the |i|-th segment of a walk over the |span|
+   segments in flight that starts |from| past snd_una and wraps. */
+static uint32_t arq_walk_sn(const tun_arq *arq, uint32_t from, uint32_t span,
+                            uint32_t i) {
+  uint32_t k = from + i;
+
+  return arq->snd_una + (k < span ? k : k - span);
+}
+
 /* arq_seg_due returns 1 if the in-flight segment must be sent now. */
 static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
   return g->used && !g->sacked &&
@@ -353,7 +362,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   /* A due resend keeps its size: shorten the sack (it only reports less)
      rather than starve the resend of room. */
   for (i = 0; walk && i < span; ++i) {
-    arq_sseg *g = arq_sslot(arq, sn = arq->snd_una + (from + i) % span);
+    arq_sseg *g = arq_sslot(arq, sn = arq_walk_sn(arq, from, span, i));
     size_t need = TUN_ARQ_HDR_FIXED + arq->seg_hdr + (size_t)g->len;
 
     if (!arq_seg_due(g, now)) {
@@ -370,7 +379,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
 
   /* Resends first, oldest first (or from |from| on). */
   for (i = 0; walk && i < span; ++i) {
-    arq_sseg *g = arq_sslot(arq, sn = arq->snd_una + (from + i) % span);
+    arq_sseg *g = arq_sslot(arq, sn = arq_walk_sn(arq, from, span, i));
 
     if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
       break;
