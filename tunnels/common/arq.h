@@ -270,6 +270,10 @@ rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap);
    lost (its query was answered with an error rcode). */
 void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent);
 
+/* tun_arq_nack_list does so for the |n| segments |sn| (a receiver's
+   NACKs, any number). */
+void tun_arq_nack_list(tun_arq *arq, const uint32_t *sn, size_t n);
+
 /* tun_arq_ack_list acks the segments of |sent| still in flight one by
    one, as the sack does: a peer that names each segment it acks
    (MasterDnsVPN's per-packet acks) reaches past the 256 segments a

@@ -454,10 +454,15 @@ rp_ssize tun_arq_output_repeat(tun_arq *arq, uint8_t *out, size_t cap) {
 }
 
 void tun_arq_nack(tun_arq *arq, const tun_arq_sent *sent) {
-  size_t i, n = sent->n < TUN_ARQ_SENT_MAX ? sent->n : TUN_ARQ_SENT_MAX;
+  tun_arq_nack_list(arq, sent->sn,
+                    sent->n < TUN_ARQ_SENT_MAX ? sent->n : TUN_ARQ_SENT_MAX);
+}
+
+void tun_arq_nack_list(tun_arq *arq, const uint32_t *sns, size_t n) {
+  size_t i;
 
   for (i = 0; i < n; ++i) {
-    uint32_t sn = sent->sn[i];
+    uint32_t sn = sns[i];
     arq_sseg *g;
 
     if ((uint32_t)(sn - arq->snd_una) >=

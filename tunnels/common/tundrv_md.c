@@ -468,19 +468,11 @@ static void drv_srv_nacks_take(tun_drv *d, const uint8_t *data, size_t len,
                                rp_tstamp now) {
   uint64_t key = drv_query_key(data, len);
   drv_srv_nack_rec *r = &d->srv_nacks[key % DRV_SRV_NACK_RECS];
-  size_t i, j;
 
   if (key == 0 || r->n == 0 || r->key != key) {
     return;
   }
-  for (i = 0; i < r->n; i += TUN_ARQ_SENT_MAX) {
-    tun_arq_sent part = {.n = 0};
-
-    for (j = i; j < r->n && part.n < TUN_ARQ_SENT_MAX; ++j) {
-      part.sn[part.n++] = r->sn[j];
-    }
-    tun_arq_nack(tun_cli_arq(d->cli), &part);
-  }
+  tun_arq_nack_list(tun_cli_arq(d->cli), r->sn, r->n);
   d->st.srv_nacks += r->n;
   r->n = 0;
   drv_chain_upload(d, now);
