@@ -632,9 +632,9 @@ static int nodes_server_datagram(sim_net *n, const sim_net_pkt *pk) {
   /* The packets whose acks the client lost are sent again (tundrv.h's
      lost_to_srv). */
   tun_srv_add_resends(n->nodes->srv, tun_drv_take_lost_acks(n->nodes->drv));
-  if (n->cell.drv.nack_gap > 0 || n->cell.drv.acks_named) {
+  if (n->cell.drv.nack.gap > 0 || n->cell.drv.acks_named) {
     /* The acks by name and the NACKs this query carries (tundrv.h's
-       acks_named and nack_gap). */
+       acks_named and nack). */
     tun_arq_sent acks, nacks;
 
     tun_drv_take_blocks(n->nodes->drv, pk->data, pk->len, &acks, &nacks);

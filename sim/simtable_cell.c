@@ -92,9 +92,9 @@ static int table_cell_tunnel(const sim_table_column *c, sim_net_cell *cell,
       ds->ping_wake = 1;
       ds->ping_late = 1500 * RP_MICROSECONDS;
       /* Its NACKs (the sample config's ARQ_DATA_NACK_*). */
-      ds->nack_gap = 32;
-      ds->nack_delay = 100 * RP_MILLISECONDS;
-      ds->nack_repeat = 800 * RP_MILLISECONDS;
+      ds->nack = (tun_nack_settings){.gap = 32,
+                                     .delay = 100 * RP_MILLISECONDS,
+                                     .repeat = 800 * RP_MILLISECONDS};
       /* Its server NACKs the upload's gaps (the sample server config's
          ARQ_DATA_NACK_*: a gap of 32, 300 ms, 800 ms), and the client
          resends its upload's packets in its map's order: the bursts of

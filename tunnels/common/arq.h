@@ -309,7 +309,7 @@ void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now);
    tun_arq_rcv_last the last data segment tun_arq_input took (duplicates
    too; 0 before any); tun_arq_rcv_present 1 if segment |sn| is held,
    received beyond tun_arq_rcv_next and not yet delivered. For a
-   receiver that NACKs its gaps (tun_drv's nack_gap). */
+   receiver that NACKs its gaps (tun_drv's nack). */
 uint32_t tun_arq_rcv_next(const tun_arq *arq);
 uint32_t tun_arq_rcv_last(const tun_arq *arq);
 int tun_arq_rcv_present(const tun_arq *arq, uint32_t sn);

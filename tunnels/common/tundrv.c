@@ -53,7 +53,7 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
        (s->nres == 0 || s->nres > TUN_DRV_MAX_RESOLVERS || s->nslots == 0 ||
         s->nslots > TUN_DRV_MAX_SLOTS || s->dup == 0 ||
         s->dup > TUN_DRV_MAX_DUP || s->dup_packed > TUN_DRV_MAX_DUP ||
-        s->nack_gap > TUN_DRV_NACK_MAX ||
+        s->nack.gap > TUN_DRV_NACK_MAX ||
         s->mtu_ceiling < TUN_DRV_MTU_FLOOR ||
         (s->chain && (s->chain_pack == 0 || s->ping_interval == 0))))) {
     return RP_ERR_INVALID_ARGUMENT;
@@ -71,9 +71,7 @@ int tun_drv_new(tun_drv **pdrv, const tun_drv_settings *settings,
   d->user_data = user_data;
   d->mem = *mem;
   tun_xfer_init(&d->xfer, s->down_bytes, s->up_bytes, s->seconds);
-  tun_nack_init(&d->nack, &(tun_nack_settings){.gap = s->nack_gap,
-                                               .delay = s->nack_delay,
-                                               .repeat = s->nack_repeat});
+  tun_nack_init(&d->nack, &s->nack);
   /* dnstt-client opens its stream only once its Noise handshake is
      answered: until the first answer it sends polls and no stream
      byte. */

@@ -40,7 +40,7 @@
  *   loop sends it: tunping.h), and the acks of the answers that carried
  *   data, |chain_delay| after the first one owed, up to |chain_pack| acks
  *   a query (the acks owed within the delay share queries), and with
- *   |nack_gap| the NACKs of the download's gaps packed with them. An
+ *   |nack| the NACKs of the download's gaps packed with them. An
  *   answer without data, an error or a timeout owes nothing: its chain
  *   ends. The upload rides on these queries, or with |chain_up| goes as
  *   a query per packet at once, resent on its own timeout. MasterDnsVPN
@@ -89,7 +89,7 @@ typedef enum tun_drv_model {
 #define TUN_DRV_MAX_SLOTS 256
 #define TUN_DRV_MAX_DUP 10
 #define TUN_DRV_MAX_RESOLVERS 32
-/* TUN_DRV_NACK_MAX bounds nack_gap (MD chain), segments, and the NACKs
+/* TUN_DRV_NACK_MAX bounds nack.gap (MD chain), segments, and the NACKs
    waiting for the dispatch. */
 #define TUN_DRV_NACK_MAX TUN_NACK_GAP_MAX
 /* TUN_DRV_ORIG_WINDOW is the original model's arq windows, segments
@@ -163,20 +163,15 @@ typedef struct tun_drv_settings {
   int ping_wake;
   /* ping_late (ping_wake): how late the ping loop's timer fires, ns. */
   rp_duration ping_late;
-  /* nack_gap (MD chain): the client NACKs the download's gaps as
-     MasterDnsVPN does (its ARQ_DATA_NACK_MAX_GAP, 32 in the sample
-     config; at most TUN_DRV_NACK_MAX): a segment missing below one
-     received, fewer than nack_gap past the first missing, is NACKed when
-     data comes once it has been missing nack_delay (its
-     ARQ_DATA_NACK_INITIAL_DELAY, 100 ms), and again each nack_repeat
-     (its ARQ_DATA_NACK_REPEAT, 800 ms); with no data for nack_repeat the
-     tick NACKs them too. A NACK is a control block the dispatch packs
-     with the acks owed, at most TUN_ARQ_SENT_MAX a query (a lost one
-     costs nothing); the server hears of it with its query
-     (tun_drv_take_blocks). 0: none. */
-  size_t nack_gap;
-  rp_duration nack_delay;
-  rp_duration nack_repeat;
+  /* nack (MD chain, nack.gap > 0): the client NACKs the download's gaps
+     as MasterDnsVPN does (tunnack.h; its ARQ_DATA_NACK_*, in the sample
+     config a gap of 32, at most TUN_DRV_NACK_MAX, 100 ms before a first
+     NACK and 800 ms between two): when data comes, and from the tick
+     when none came for nack.repeat. A NACK is a control block the
+     dispatch packs with the acks owed, at most TUN_ARQ_SENT_MAX a query
+     (a lost one costs nothing); the server hears of it with its query
+     (tun_drv_take_blocks). gap 0: none. */
+  tun_nack_settings nack;
   /* acks_named 1 (MD chain): each ack names its packet, as
      MasterDnsVPN's do, and the server hears of the first
      TUN_ARQ_SENT_MAX a query carries with that query
@@ -228,7 +223,7 @@ typedef struct tun_drv_callbacks {
 /* tun_drv_stats are the driver's counters. */
 typedef struct tun_drv_stats {
   uint64_t queries, answers, timeouts, rejected, copies, unmatched;
-  /* nacks: NACK blocks sent (MD chain with nack_gap). */
+  /* nacks: NACK blocks sent (MD chain with nack). */
   uint64_t nacks;
   uint64_t send_errors;
   /* resent: MD chain answers taken as resends of packets whose ack was
@@ -247,7 +242,7 @@ size_t tun_drv_take_lost_acks(tun_drv *d);
 
 /* tun_drv_take_blocks fills |acks| and |nacks| with the segments that
    the chain query of |len| bytes at |q| acked by name (acks_named) and
-   NACKed (nack_gap), and forgets them: the caller's server model
+   NACKed (nack), and forgets them: the caller's server model
    applies them (tun_srv_blocks). The query is known by its question's
    name, which resolvers and relays pass on unchanged where they change
    its ID; the first copy to reach the server takes them. Both are

@@ -223,7 +223,7 @@ struct tun_drv {
   rp_tstamp next_ping;
   tun_ping ping;
   rp_tstamp ping_owed_at;
-  /* The NACKs (nack_gap): nack_owed segments in nack_q wait for the
+  /* The NACKs (set.nack): nack_owed segments in nack_q wait for the
      dispatch; nack says which are due (tunnack.h). last_data is when
      data last came. */
   size_t nack_owed;

@@ -303,7 +303,7 @@ static void drv_nack_owe(tun_drv *d, size_t n, rp_tstamp now) {
 
 /* drv_nack_arrival NACKs the gaps below the data segment that just came
    (tunnack.h); drv_nack_idle the gaps of a download quiet for
-   nack_repeat. */
+   nack.repeat. */
 static void drv_nack_arrival(tun_drv *d, rp_tstamp now) {
   drv_nack_owe(d,
                tun_nack_arrival(&d->nack, tun_cli_arq(d->cli), now,
@@ -519,7 +519,7 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
       d->ack_q[d->ack_qn++] = tun_arq_rcv_last(tun_cli_arq(d->cli));
     }
     d->last_data = now;
-    if (d->set.nack_gap > 0) {
+    if (d->set.nack.gap > 0) {
       drv_nack_arrival(d, now);
     }
     if (d->disp_now) {
@@ -625,7 +625,7 @@ void tun_drv_md_tick(tun_drv *d, rp_tstamp now) {
     /* The upload's packets first: the acks' and pings' queries carry
        none of them (with chain_up). */
     drv_chain_upload(d, now);
-    if (d->set.nack_gap > 0 && now - d->last_data >= d->set.nack_repeat) {
+    if (d->set.nack.gap > 0 && now - d->last_data >= d->set.nack.repeat) {
       drv_nack_idle(d, now);
     }
     if (d->dispatch_at != RP_TSTAMP_UNSET && now >= d->dispatch_at) {

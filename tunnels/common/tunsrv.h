@@ -213,7 +213,7 @@ void tun_srv_add_resends(tun_srv *srv, size_t n);
    (tun_drv_take_blocks): the segments of |acks| that its session has in
    flight are acked one by one (tun_drv's acks_named), and those of
    |nacks| are resent at once, as its server resends a packet its client
-   NACKed (tun_drv's nack_gap). */
+   NACKed (tun_drv's nack). */
 void tun_srv_blocks(tun_srv *srv, const tun_arq_sent *acks,
                     const tun_arq_sent *nacks);
 

@@ -17,9 +17,9 @@
 
 #include "tundrv_fixture.h"
 
-/* The client NACKs a gap when data comes once the gap is nack_delay
+/* The client NACKs a gap when data comes once the gap is nack.delay
    old, in the query carrying that data's ack, and again only each
-   nack_repeat; its server takes the NACK from that query and resends
+   nack.repeat; its server takes the NACK from that query and resends
    the segment (tun_srv_blocks). */
 static void test_tundrv_chain_nack(void **state) {
   fixture f;
@@ -33,7 +33,7 @@ static void test_tundrv_chain_nack(void **state) {
   fx_chain_setup_full(&f, 0, 0, 1, fx_nacks_md);
   fx_gap_opening(&f);
   seen = f.now - RP_MICROSECONDS;
-  /* The acks' answer brings the next segment before nack_delay: no
+  /* The acks' answer brings the next segment before nack.delay: no
      NACK yet. */
   na = f.w.na;
   fx_serve(&f.w, f.srv, f.now);
@@ -43,7 +43,7 @@ static void test_tundrv_chain_nack(void **state) {
   assert_int_equal(fx_take_nacks(&f, 0, &sns), 0);
   tun_drv_get_stats(f.drv, &st);
   assert_int_equal(st.nacks, 0);
-  /* That ack's answer after nack_delay: its ack and the NACK go in one
+  /* That ack's answer after nack.delay: its ack and the NACK go in one
      query. */
   na = f.w.na;
   fx_serve(&f.w, f.srv, f.now);
@@ -64,7 +64,7 @@ static void test_tundrv_chain_nack(void **state) {
   fx_serve(&f.w, f.srv, f.now);
   tun_srv_get_stats(f.srv, &s1);
   assert_int_equal(s1.retransmissions, s0.retransmissions + 1);
-  /* More data within nack_repeat: no NACK; after it, one more. */
+  /* More data within nack.repeat: no NACK; after it, one more. */
   f.now = nacked + 700 * RP_MILLISECONDS;
   tun_drv_tick(f.drv, f.now);
   na = f.w.na;
@@ -85,7 +85,7 @@ static void test_tundrv_chain_nack(void **state) {
   fx_chain_teardown(&f);
 }
 
-/* With no data for nack_repeat, the tick NACKs a gap: a query of its
+/* With no data for nack.repeat, the tick NACKs a gap: a query of its
    own, no ack in it. */
 static void test_tundrv_chain_nack_idle(void **state) {
   fixture f;

@@ -165,9 +165,9 @@ void fx_answer_dispatch(fixture *f, size_t from, size_t to) {
 }
 
 void fx_nacks_md(tun_drv_settings *ds, tun_srv_settings *ss) {
-  ds->nack_gap = 32;
-  ds->nack_delay = 100 * RP_MILLISECONDS;
-  ds->nack_repeat = 800 * RP_MILLISECONDS;
+  ds->nack = (tun_nack_settings){.gap = 32,
+                                 .delay = 100 * RP_MILLISECONDS,
+                                 .repeat = 800 * RP_MILLISECONDS};
   /* MasterDnsVPN's server: no fast resend, so only the NACK resends. */
   tun_arq_settings_md(&ss->arq);
 }

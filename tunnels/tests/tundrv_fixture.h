@@ -73,7 +73,7 @@ void fx_chain_teardown(fixture *f);
    carrying their acks goes. */
 void fx_answer_dispatch(fixture *f, size_t from, size_t to);
 
-/* fx_nacks_md is a chain_tweak: MasterDnsVPN's NACKs (nack_gap 32,
+/* fx_nacks_md is a chain_tweak: MasterDnsVPN's NACKs (a gap of 32,
    100 ms, 800 ms) and its server's ARQ (no fast resend). */
 void fx_nacks_md(tun_drv_settings *ds, tun_srv_settings *ss);
 
