@@ -39,6 +39,14 @@
    (bytes). */
 #define NODES_MD_MAX_ANSWER 1500
 #define NODES_KCP_INTERVAL (10 * RP_MILLISECONDS)
+/* NODES_MD_SND_WND is the send ring of the real MasterDnsVPN server's
+   model, segments: past a gap the client's window holds 2 000, and up
+   to 800 more go out unacked beyond it. */
+#define NODES_MD_SND_WND TUN_ARQ_MAX_WND
+/* NODES_MD_RESEND_FRONT is how many of its oldest timed-out packets go
+   ahead of the rest: min(64, ARQ_WINDOW_SIZE / 10), its
+   retransmitPriorityKinds. */
+#define NODES_MD_RESEND_FRONT 64
 /* NODES_SMUX_FIRST_READ is the real dnstt client's first read of its
    smux stream, bytes: the first frame dnstt-server sent, its first read
    of the TCP source (16 KiB in 5 of the baseline's 9 rounds behind
@@ -385,6 +393,14 @@ int sim_net_nodes_start(sim_net *n) {
     /* Its ARQ: a window of unacked packets, its timeouts, no fast
        resend (a loss goes again on its timeout or the client's NACK). */
     tun_arq_settings_md(&ss.arq);
+    /* It sends while fewer than 800 packets are unacked, whatever the
+       client's window (which drops what lies past it, unacked), and its
+       timed-out packets queue in its map's order, the 64 oldest first
+       (docs/simulator.md, "Its server past the client's window"). */
+    ss.arq.snd_wnd = NODES_MD_SND_WND;
+    ss.arq.ignore_peer_wnd = 1;
+    ss.arq.resend_front = NODES_MD_RESEND_FRONT;
+    ss.arq.resend_seed = (cell->seed ^ NODES_SEED_SERVER) | 1;
   }
   ss.nack = cell->srv_nack;
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);

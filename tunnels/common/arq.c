@@ -143,7 +143,7 @@ int tun_arq_new(tun_arq **parq, const tun_arq_settings *settings,
       s->snd_wnd > TUN_ARQ_MAX_WND || s->rcv_wnd == 0 ||
       s->rcv_wnd > TUN_ARQ_MAX_WND || s->snd_buf == 0 || s->backoff_den == 0 ||
       s->backoff_num < s->backoff_den || s->rto_min == 0 ||
-      s->rto_min > s->rto_max) {
+      s->rto_min > s->rto_max || s->resend_front > TUN_ARQ_MAX_FRONT) {
     return RP_ERR_INVALID_ARGUMENT;
   }
   if (s->kcp_timers && s->mss <= TUN_ARQ_KCP_OVERHEAD) {
@@ -592,10 +592,15 @@ int tun_arq_input(tun_arq *arq, const uint8_t *data, size_t len,
     ++nsegs;
     ++arq->st.segs_received;
     arq->rcv_last = sn;
+    arq->rcv_beyond = 0;
     arq->ack_pending = 1;
     if ((uint32_t)(sn - arq->rcv_nxt) >= arq_rcv_free(arq)) {
       /* Already delivered, or beyond the window. */
       ++arq->st.dup_received;
+      if ((int32_t)(sn - arq->rcv_nxt) >= 0) {
+        arq->rcv_beyond = 1;
+        ++arq->st.beyond;
+      }
     } else {
       arq_rseg *r = arq_rslot(arq, sn);
 
@@ -663,6 +668,8 @@ void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now) {
 uint32_t tun_arq_rcv_next(const tun_arq *arq) { return arq->rcv_nxt; }
 
 uint32_t tun_arq_rcv_last(const tun_arq *arq) { return arq->rcv_last; }
+
+int tun_arq_rcv_beyond(const tun_arq *arq) { return arq->rcv_beyond; }
 
 int tun_arq_rcv_present(const tun_arq *arq, uint32_t sn) {
   uint32_t ahead = arq->rcv_hi - arq->rcv_nxt;

@@ -39,7 +39,9 @@
 /* TUN_ARQ_MAX_SACK is the largest sack bitmap, bytes (256 segments). */
 #define TUN_ARQ_MAX_SACK 32
 /* TUN_ARQ_MAX_WND is the largest send or receive window, segments. */
-#define TUN_ARQ_MAX_WND 2048
+#define TUN_ARQ_MAX_WND 4096
+/* TUN_ARQ_MAX_FRONT is the largest resend_front, segments. */
+#define TUN_ARQ_MAX_FRONT 256
 /* TUN_ARQ_MD_WND and TUN_ARQ_MD_UNACKED are MasterDnsVPN's windows
    (tun_arq_settings_md), segments. */
 #define TUN_ARQ_MD_WND 2000
@@ -114,6 +116,21 @@ typedef struct tun_arq_settings {
      each time: of a burst of resends the ones a rate-limited resolver
      answers are any, not the oldest. 0 (default): oldest first. */
   uint64_t resend_seed;
+  /* resend_front: nonzero (at most TUN_ARQ_MAX_FRONT) sends first one
+     due resend drawn at random (resend_seed's stream) from the
+     resend_front oldest due, and walks on from there. MasterDnsVPN's
+     ARQ queues its timed-out packets in its map's order, the oldest
+     min(64, ARQ_WINDOW_SIZE / 10) of them ahead of the rest
+     (retransmitPriorityKinds), and its server sends one queued packet
+     an answer: the oldest hole waits behind up to 63 others. 0
+     (default): resend_seed's walk alone. */
+  uint32_t resend_front;
+  /* ignore_peer_wnd: 1 opens new segments whatever window the peer's
+     frames advertise (snd_wnd and unacked_max still bound them), as
+     MasterDnsVPN's sender knows no receive window: its receiver drops a
+     packet past its own unacked (tun_arq_rcv_beyond). 0 (default): at
+     most the peer's window. */
+  int ignore_peer_wnd;
 } tun_arq_settings;
 
 /* tun_arq_stats are counters since creation. */
@@ -128,8 +145,11 @@ typedef struct tun_arq_stats {
   uint64_t timeouts;
   /* segs_received counts data segments received, duplicates included. */
   uint64_t segs_received;
-  /* dup_received counts segments already held or delivered. */
+  /* dup_received counts segments already held or delivered, or past the
+     receive window (those also in beyond). */
   uint64_t dup_received;
+  /* beyond counts data segments dropped past the receive window. */
+  uint64_t beyond;
   /* malformed counts frames refused by tun_arq_input. */
   uint64_t malformed;
   /* window_full counts the frames tun_arq_output and _output_seg built
@@ -312,6 +332,10 @@ void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now);
    receiver that NACKs its gaps (tun_drv's nack). */
 uint32_t tun_arq_rcv_next(const tun_arq *arq);
 uint32_t tun_arq_rcv_last(const tun_arq *arq);
+/* tun_arq_rcv_beyond returns 1 if that last data segment lay past the
+   receive window (dropped), else 0. MasterDnsVPN's receiver drops such a
+   packet and acks nothing (tun_drv's acks_named). */
+int tun_arq_rcv_beyond(const tun_arq *arq);
 int tun_arq_rcv_present(const tun_arq *arq, uint32_t sn);
 /* tun_arq_get_stats fills |stats|. */
 void tun_arq_get_stats(const tun_arq *arq, tun_arq_stats *stats);

@@ -89,6 +89,8 @@ struct tun_arq {
   uint32_t rcv_hi;
   /* rcv_last is the last data segment input took (tun_arq_rcv_last). */
   uint32_t rcv_last;
+  /* rcv_beyond is 1 when rcv_last lay past the receive window. */
+  int rcv_beyond;
   /* tx_count numbers segment sends, for tx_order. */
   uint64_t tx_count;
   /* due_lb is a time before which no segment is due (see the notes). */
@@ -136,7 +138,7 @@ static inline uint32_t arq_ms(rp_tstamp now) {
 static inline uint32_t arq_peer_window(const tun_arq *arq) {
   uint32_t wnd = arq->s.snd_wnd;
 
-  if (arq->peer_wnd < wnd) {
+  if (!arq->s.ignore_peer_wnd && arq->peer_wnd < wnd) {
     wnd = arq->peer_wnd == 0 ? 1 : arq->peer_wnd;
   }
   return wnd;

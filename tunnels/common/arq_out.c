@@ -67,6 +67,23 @@ static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
          (g->resend || rp_tstamp_elapsed(g->sent_at, g->rto, now));
 }
 
+/* arq_front_from returns where a frame's resend walk starts with
+   resend_front: the place past snd_una of one due segment drawn from the
+   resend_front oldest due (|span| in flight), or |from| when none is
+   due. */
+static uint32_t arq_front_from(tun_arq *arq, uint32_t span, uint32_t from,
+                               rp_tstamp now) {
+  uint32_t due[TUN_ARQ_MAX_FRONT];
+  uint32_t i, k = 0;
+
+  for (i = 0; i < span && k < arq->s.resend_front; ++i) {
+    if (arq_seg_due(arq_sslot(arq, arq->snd_una + i), now)) {
+      due[k++] = i;
+    }
+  }
+  return k > 0 ? due[arq_splitmix(&arq->resend_rng) % k] : from;
+}
+
 /* arq_can_open returns 1 if a new segment may be put in flight. */
 static int arq_can_open(const tun_arq *arq) {
   uint32_t inflight = arq->snd_nxt - arq->snd_una;
@@ -346,9 +363,11 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   size_t sack_len, pos, nsegs = 0;
   uint32_t sn, i, span = arq->snd_nxt - arq->snd_una;
   /* walk is 1 when a segment may be due (else the walks find none);
-     the walks start |from| segments past snd_una (resend_seed). */
+     the walks start |from| segments past snd_una (resend_seed,
+     resend_front). */
   int walk = now >= arq->due_lb;
-  uint32_t from = walk && span > 0 && arq->s.resend_seed != 0
+  uint32_t from = walk && span > 0 && arq->s.resend_seed != 0 &&
+                          arq->s.resend_front == 0
                       ? (uint32_t)(arq_splitmix(&arq->resend_rng) % span)
                       : 0;
 
@@ -357,6 +376,9 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   }
   if (cap < TUN_ARQ_HDR_FIXED) {
     return RP_ERR_NOBUF;
+  }
+  if (walk && span > 0 && arq->s.resend_front > 0) {
+    from = arq_front_from(arq, span, from, now);
   }
   sack_len = arq_frame_sack(arq, sack, cap);
   /* A due resend keeps its size: shorten the sack (it only reports less)
@@ -377,7 +399,8 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   pos = TUN_ARQ_HDR_FIXED + sack_len;
   arq->ack_pending = 0;
 
-  /* Resends first, oldest first (or from |from| on). */
+  /* Resends first, oldest first (or from |from| on: resend_seed,
+     resend_front). */
   for (i = 0; walk && i < span; ++i) {
     arq_sseg *g = arq_sslot(arq, sn = arq_walk_sn(arq, from, span, i));
 

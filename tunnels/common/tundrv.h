@@ -176,7 +176,9 @@ typedef struct tun_drv_settings {
      MasterDnsVPN's do, and the server hears of the first
      TUN_ARQ_SENT_MAX a query carries with that query
      (tun_drv_take_blocks), beside the frame's cumulative ack and its
-     sack of 256 segments; 0: the frame's acks only. */
+     sack of 256 segments; a packet past the receive window is dropped
+     and named by none, and its answer owes nothing (its receiver's
+     processReceivedData); 0: the frame's acks only. */
   int acks_named;
   /* resend_random 1 (MD chain_up): the client's upload resends go in a
      random order (tun_arq_settings.resend_seed), as MasterDnsVPN's ARQ

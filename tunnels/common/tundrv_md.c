@@ -505,6 +505,12 @@ void tun_drv_md_answer(tun_drv *d, size_t ri, const uint8_t *data, size_t len,
     rv = 1;
   } else {
     rv = tun_cli_on_answer(d->cli, data, len, now);
+    if (rv > 0 && d->set.acks_named &&
+        tun_arq_rcv_beyond(tun_cli_arq(d->cli))) {
+      /* A packet past the receive window: dropped unacked, its chain
+         ends (tundrv.h). */
+      rv = 0;
+    }
   }
   ok = rv >= 0;
   if (d->set.chain && rv > 0) {

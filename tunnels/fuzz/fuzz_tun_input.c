@@ -115,13 +115,22 @@ static void fuzz_client(const uint8_t *data, size_t size) {
 }
 
 /* fuzz_arq feeds |data| to an arq as a frame; |variant| 1 runs it in
-   kcp_timers mode, its writes made as kcp-go's (tun_arq_write_msg). */
+   kcp_timers mode, its writes made as kcp-go's (tun_arq_write_msg); 2
+   as the simulator's MasterDnsVPN server (its windows, the peer's
+   window ignored, the oldest due resends first at random). */
 static void fuzz_arq(unsigned variant, const uint8_t *data, size_t size) {
   tun_arq_settings s;
   tun_arq *arq;
   uint8_t out[TUN_WIRE_MAX_MSG];
 
   tun_arq_settings_default(&s);
+  if (variant & 2u) {
+    tun_arq_settings_md(&s);
+    s.snd_wnd = TUN_ARQ_MAX_WND;
+    s.ignore_peer_wnd = 1;
+    s.resend_front = 64;
+    s.resend_seed = 1;
+  }
   if (variant & 1u) {
     tun_arq_settings_kcp(&s);
   }

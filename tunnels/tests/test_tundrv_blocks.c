@@ -6,7 +6,8 @@
  * NACKed segment; acks that name their segments to the server; the
  * dispatcher of a busy client (chain_busy), and a client quiet again
  * after a quiet spell; the server's NACKs of the upload, which its
- * answer brings the client.
+ * answer brings the client; a segment past the client's receive window,
+ * dropped unacked.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +16,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "dns.h"
 #include "tundrv_fixture.h"
+#include "tunwire.h"
 
 /* The client NACKs a gap when data comes once the gap is nack.delay
    old, in the query carrying that data's ack, and again only each
@@ -295,6 +298,61 @@ static void test_tundrv_chain_srv_nacks(void **state) {
   fx_chain_teardown(&f);
 }
 
+/* beyond_patch moves the segment of answer |i| of the wire |ahead|
+   numbers on (as the server would send one that far). */
+static void beyond_patch(fixture *f, size_t i, uint32_t ahead) {
+  uint8_t frame[MSG_MAX], out[MSG_MAX];
+  rp_dns_msg a;
+  rp_ssize n, m;
+  size_t at;
+  uint32_t sn;
+
+  assert_int_equal(rp_dns_parse(&a, f->w.a[i], f->w.alen[i]), 0);
+  n = tun_wire_answer_payload(&a, frame, sizeof(frame));
+  assert_true(n > TUN_ARQ_HDR_FIXED);
+  at = TUN_ARQ_HDR_FIXED + frame[6];
+  assert_true((size_t)n > at + TUN_ARQ_SEG_HDR);
+  sn = ((uint32_t)frame[at] << 24 | (uint32_t)frame[at + 1] << 16 |
+        (uint32_t)frame[at + 2] << 8 | frame[at + 3]) +
+       ahead;
+  frame[at] = (uint8_t)(sn >> 24);
+  frame[at + 1] = (uint8_t)(sn >> 16);
+  frame[at + 2] = (uint8_t)(sn >> 8);
+  frame[at + 3] = (uint8_t)sn;
+  m = rp_dns_build_txt_answer(out, sizeof(out), &a, 0, frame, (size_t)n);
+  assert_true(m > 0);
+  memcpy(f->w.a[i], out, (size_t)m);
+  f->w.alen[i] = (size_t)m;
+}
+
+/* With acks_named a segment past the client's receive window (its
+   server sends past it: ignore_peer_wnd) is dropped: no ack names it,
+   and its answer alone owes no query. */
+static void test_tundrv_chain_beyond(void **state) {
+  fixture f;
+  tun_arq_sent acks;
+  tun_arq_stats st;
+
+  (void)state;
+  fx_chain_setup_full(&f, 0, 0, 1, named);
+  fx_serve(&f.w, f.srv, f.now);
+  assert_int_equal(f.w.na, 4);
+  beyond_patch(&f, 1, 2 * TUN_ARQ_MD_WND);
+  fx_answer_dispatch(&f, 0, 4);
+  assert_int_equal(f.w.nq, 1);
+  assert_int_equal(acks_of(&f, 0, &acks), 3);
+  assert_int_equal(acks.sn[0], 0);
+  assert_int_equal(acks.sn[1], 2);
+  assert_int_equal(acks.sn[2], 3);
+  /* The same answer again, alone: nothing owed, no query. */
+  f.w.nq = 0;
+  fx_answer_dispatch(&f, 1, 2);
+  assert_int_equal(f.w.nq, 0);
+  tun_arq_get_stats(tun_cli_arq(tun_drv_cli(f.drv)), &st);
+  assert_int_equal(st.beyond, 2);
+  fx_chain_teardown(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tundrv_chain_nack),
@@ -303,6 +361,7 @@ int main(void) {
       cmocka_unit_test(test_tundrv_chain_busy),
       cmocka_unit_test(test_tundrv_chain_busy_quiet),
       cmocka_unit_test(test_tundrv_chain_srv_nacks),
+      cmocka_unit_test(test_tundrv_chain_beyond),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

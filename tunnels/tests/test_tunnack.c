@@ -2,8 +2,10 @@
  * test_tunnack.c: MasterDnsVPN's loss recovery as the simulator models
  * it, on a fake clock: which missing segments a receiver NACKs and when
  * (tunnack.h: the delay, the repeat, the sample past the gap, the
- * watchdog, a full output), and the order of a sender's due resends
- * (tun_arq_settings.resend_seed).
+ * watchdog, a full output), the order of a sender's due resends
+ * (tun_arq_settings.resend_seed, resend_front), and a sender that
+ * ignores its peer's window beside a receiver that drops what lies past
+ * its own (ignore_peer_wnd, tun_arq_rcv_beyond).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,7 +35,11 @@ typedef struct pair {
   uint32_t out[TUN_NACK_GAP_MAX];
 } pair;
 
-static void pair_setup(pair *p, uint64_t resend_seed) {
+/* pair_setup_front sets up |p|: its sender's resends walk from random
+   places with |resend_seed|, from the |front| oldest due with |front|;
+   its receiver holds |rcv_wnd| segments. */
+static void pair_setup_front(pair *p, uint64_t resend_seed, uint32_t front,
+                             uint32_t rcv_wnd) {
   tun_arq_settings s;
   uint8_t data[SEGS];
   size_t i;
@@ -44,8 +50,11 @@ static void pair_setup(pair *p, uint64_t resend_seed) {
   s.mss = 1;
   s.max_segs = 1;
   s.resend_seed = resend_seed;
+  s.resend_front = front;
   assert_int_equal(tun_arq_new(&p->snd, &s, rp_test_mem_plain()), 0);
   s.resend_seed = 0;
+  s.resend_front = 0;
+  s.rcv_wnd = rcv_wnd;
   assert_int_equal(tun_arq_new(&p->rcv, &s, rp_test_mem_plain()), 0);
   memset(data, 'x', sizeof(data));
   assert_int_equal(tun_arq_write(p->snd, data, SEGS), SEGS);
@@ -55,6 +64,10 @@ static void pair_setup(pair *p, uint64_t resend_seed) {
     assert_true(n > 0);
     p->len[i] = (size_t)n;
   }
+}
+
+static void pair_setup(pair *p, uint64_t resend_seed) {
+  pair_setup_front(p, resend_seed, 0, TUN_ARQ_MD_WND);
 }
 
 static void pair_teardown(pair *p) {
@@ -230,6 +243,120 @@ static void test_resend_random(void **state) {
   assert_true(in_order < SEGS / 2);
 }
 
+/* resend_front: each resend is drawn from the resend_front oldest still
+   due, each segment once, the same order for the same seed; not the
+   oldest-first walk. */
+static void test_resend_front(void **state) {
+  enum { FRONT = 8 };
+  uint32_t a[SEGS], b[SEGS];
+  int seen[SEGS] = {0};
+  size_t i, in_order = 0;
+  static pair p;
+
+  (void)state;
+  pair_setup_front(&p, 777, FRONT, TUN_ARQ_MD_WND);
+  resends_order(&p, a);
+  pair_teardown(&p);
+  pair_setup_front(&p, 777, FRONT, TUN_ARQ_MD_WND);
+  resends_order(&p, b);
+  pair_teardown(&p);
+  assert_memory_equal(a, b, sizeof(a));
+  for (i = 0; i < SEGS; ++i) {
+    /* Of the i + FRONT oldest, at most i went before: the FRONT oldest
+       still due lie among them. */
+    assert_true(a[i] < i + FRONT);
+    assert_false(seen[a[i]]);
+    seen[a[i]] = 1;
+    in_order += i > 0 && a[i] == a[i - 1] + 1;
+  }
+  assert_true(in_order < SEGS / 2);
+  /* More than TUN_ARQ_MAX_FRONT is refused. */
+  {
+    tun_arq_settings s;
+    tun_arq *arq;
+
+    tun_arq_settings_default(&s);
+    s.resend_front = TUN_ARQ_MAX_FRONT + 1;
+    assert_int_equal(tun_arq_new(&arq, &s, rp_test_mem_plain()),
+                     RP_ERR_INVALID_ARGUMENT);
+  }
+}
+
+/* A receiver of 8 slots with segment 0 missing holds 1 .. 7 and drops 8
+   on unheld (tun_arq_rcv_beyond, the beyond counter); a segment it holds
+   again is no such drop. */
+static void test_rcv_beyond(void **state) {
+  tun_arq_stats st;
+  uint8_t buf[SEGS];
+  uint32_t sn;
+  static pair p;
+
+  (void)state;
+  pair_setup_front(&p, 0, 0, 8);
+  for (sn = 1; sn < 8; ++sn) {
+    pair_deliver(&p, sn, 0);
+    assert_int_equal(tun_arq_rcv_beyond(p.rcv), 0);
+    assert_true(tun_arq_rcv_present(p.rcv, sn));
+  }
+  pair_deliver(&p, 8, 0);
+  assert_int_equal(tun_arq_rcv_last(p.rcv), 8);
+  assert_int_equal(tun_arq_rcv_beyond(p.rcv), 1);
+  assert_false(tun_arq_rcv_present(p.rcv, 8));
+  pair_deliver(&p, 3, 0);
+  assert_int_equal(tun_arq_rcv_beyond(p.rcv), 0);
+  tun_arq_get_stats(p.rcv, &st);
+  assert_int_equal(st.beyond, 1);
+  assert_int_equal(st.dup_received, 2);
+  /* Segment 0 fills the hole, and 0 .. 7 are read: 8 is within the
+     window now. */
+  pair_deliver(&p, 0, 0);
+  assert_int_equal(tun_arq_read(p.rcv, buf, sizeof(buf)), 8);
+  pair_deliver(&p, 8, 0);
+  assert_int_equal(tun_arq_rcv_beyond(p.rcv), 0);
+  assert_int_equal(tun_arq_rcv_next(p.rcv), 9);
+  pair_teardown(&p);
+}
+
+/* A peer that advertises 2 free slots stops a sender with 4 in flight;
+   with ignore_peer_wnd the sender opens new segments still. */
+static void test_ignore_peer_wnd(void **state) {
+  int ignore;
+
+  (void)state;
+  for (ignore = 0; ignore < 2; ++ignore) {
+    tun_arq_settings s;
+    tun_arq *snd, *rcv;
+    tun_arq_sent sent;
+    uint8_t frame[FRAME_MAX], data[8];
+    rp_ssize n;
+    int i;
+
+    tun_arq_settings_default(&s);
+    tun_arq_settings_md(&s);
+    s.mss = 1;
+    s.max_segs = 1;
+    s.ignore_peer_wnd = ignore;
+    assert_int_equal(tun_arq_new(&snd, &s, rp_test_mem_plain()), 0);
+    s.ignore_peer_wnd = 0;
+    s.rcv_wnd = 2;
+    assert_int_equal(tun_arq_new(&rcv, &s, rp_test_mem_plain()), 0);
+    memset(data, 'x', sizeof(data));
+    assert_int_equal(tun_arq_write(snd, data, sizeof(data)), sizeof(data));
+    for (i = 0; i < 4; ++i) {
+      assert_true(tun_arq_output(snd, frame, sizeof(frame), 0, &sent) > 0);
+      assert_int_equal(sent.n, 1);
+    }
+    /* The receiver's frame: nothing received, 2 slots free. */
+    n = tun_arq_output(rcv, frame, sizeof(frame), 0, NULL);
+    assert_true(n > 0);
+    assert_int_equal(tun_arq_input(snd, frame, (size_t)n, 0), 0);
+    assert_true(tun_arq_output(snd, frame, sizeof(frame), 0, &sent) > 0);
+    assert_int_equal(sent.n, (size_t)ignore);
+    tun_arq_del(snd);
+    tun_arq_del(rcv);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nack_delay_repeat),
@@ -238,6 +365,9 @@ int main(void) {
       cmocka_unit_test(test_nack_out_full),
       cmocka_unit_test(test_nack_idle),
       cmocka_unit_test(test_resend_random),
+      cmocka_unit_test(test_resend_front),
+      cmocka_unit_test(test_rcv_beyond),
+      cmocka_unit_test(test_ignore_peer_wnd),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
