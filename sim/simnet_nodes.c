@@ -47,6 +47,10 @@
    ahead of the rest: min(64, ARQ_WINDOW_SIZE / 10), its
    retransmitPriorityKinds. */
 #define NODES_MD_RESEND_FRONT 64
+/* NODES_MD_TIMEOUT_TICK is how often its retransmit loop looks for
+   timed-out packets: max(ARQ_INITIAL_RTO_SECONDS / 3, 50 ms) with the
+   sample config's 0.5 s. */
+#define NODES_MD_TIMEOUT_TICK (RP_SECONDS / 6)
 /* NODES_SMUX_FIRST_READ is the real dnstt client's first read of its
    smux stream, bytes: the first frame dnstt-server sent, its first read
    of the TCP source (16 KiB in 5 of the baseline's 9 rounds behind
@@ -395,12 +399,14 @@ int sim_net_nodes_start(sim_net *n) {
     tun_arq_settings_md(&ss.arq);
     /* It sends while fewer than 800 packets are unacked, whatever the
        client's window (which drops what lies past it, unacked), and its
-       timed-out packets queue in its map's order, the 64 oldest first
-       (docs/simulator.md, "Its server past the client's window"). */
+       timed-out packets queue in its map's order, the 64 oldest first,
+       each time its retransmit loop looks (docs/simulator.md, "Its
+       server past the client's window"). */
     ss.arq.snd_wnd = NODES_MD_SND_WND;
     ss.arq.ignore_peer_wnd = 1;
     ss.arq.resend_front = NODES_MD_RESEND_FRONT;
     ss.arq.resend_seed = (cell->seed ^ NODES_SEED_SERVER) | 1;
+    ss.arq.timeout_tick = NODES_MD_TIMEOUT_TICK;
   }
   ss.nack = cell->srv_nack;
   rv = tun_srv_new(&no->srv, &ss, &scb, n->mem, n);

@@ -13,6 +13,13 @@ the real MasterDnsVPN in docs/simulator.md.
       client takes resolvers on one address for one), writes their
       addresses into ADDRFILE, runs CMD and logs every datagram as
       "seconds resolver Q|A hex";
+  md_capture.py gaps LOG
+      the download's packets as the client received them (the
+      MasterDnsVPN answers' packet headers, which travel in the clear:
+      type, stream, sequence number): the gaps in its order that lasted
+      over 0.2 s, each with the arrivals of its missing packet, and the
+      time from a packet's first arrival to its next copy (its server's
+      resend of a packet whose ack it had not yet);
   md_capture.py report LOG
       the queries by kind (the real MasterDnsVPN's sizes with the sample
       config and the domain t.example: 57 bytes a ping, 52 one ack, 69
@@ -26,6 +33,7 @@ Run the column with scenarios/runner.py --columns COLS (one round).
 
 import argparse
 import bisect
+import collections
 import copy
 import json
 import os
@@ -229,6 +237,138 @@ def cmd_report(a):
                                                 g["n"]))
 
 
+# MasterDnsVPN's packet types that carry download data (STREAM_DATA,
+# STREAM_RESEND) and the header bytes before their stream and sequence
+# number (session, type).
+MD_DATA, MD_RESEND = 0x0F, 0x12
+GAP_MIN = 0.2  # gaps shorter than this (s) are not listed
+
+
+def dns_skip_name(b, i):
+    while True:
+        n = b[i]
+        if n == 0:
+            return i + 1
+        if n & 0xC0 == 0xC0:
+            return i + 2
+        i += 1 + n
+
+
+def dns_txt_records(b):
+    """The TXT records of the DNS answer |b|, each its strings joined."""
+    qd, an = int.from_bytes(b[4:6], "big"), int.from_bytes(b[6:8], "big")
+    i = 12
+    for _ in range(qd):
+        i = dns_skip_name(b, i) + 4
+    out = []
+    for _ in range(an):
+        i = dns_skip_name(b, i)
+        typ = int.from_bytes(b[i:i + 2], "big")
+        rdl = int.from_bytes(b[i + 8:i + 10], "big")
+        rd, i = b[i + 10:i + 10 + rdl], i + 10 + rdl
+        if typ != 16:
+            continue
+        j, data = 0, b""
+        while j < len(rd):
+            data += rd[j + 1:j + 1 + rd[j]]
+            j += 1 + rd[j]
+        out.append(data)
+    return out
+
+
+def md_data_packet(answer):
+    """(type, stream, sequence) of a data packet answer, else None. An
+    answer in several TXT records carries the header in the one that
+    starts with 0 (then the count of records)."""
+    try:
+        recs = dns_txt_records(answer)
+    except IndexError:
+        return None
+    if len(recs) > 1:
+        recs = [r[2:] for r in recs if r[:1] == b"\0"]
+    if not recs or len(recs[0]) < 6 or recs[0][1] not in (MD_DATA, MD_RESEND):
+        return None
+    h = recs[0]
+    return h[1], int.from_bytes(h[2:4], "big"), int.from_bytes(h[4:6], "big")
+
+
+def gaps(ev):
+    """Returns the gaps report of the datagrams |ev| as a dict."""
+    arrivals = {}
+    order = []
+    for t, r, k, d in ev:
+        if k != "A":
+            continue
+        p = md_data_packet(d)
+        if p is None:
+            continue
+        key = (p[1], p[2])
+        arrivals.setdefault(key, []).append((t, r, p[0]))
+        order.append((t, key))
+    if not order:
+        return {"data_answers": 0}
+    t0 = order[0][0]
+    stream = collections.Counter(k[0] for _, k in order).most_common(1)[0][0]
+    nxt, held, since, out = None, set(), t0, []
+    for t, (st, sn) in order:
+        if st != stream:
+            continue
+        if nxt is None:
+            nxt = sn
+        if (sn - nxt) & 0xFFFF >= 0x8000:
+            continue
+        held.add(sn)
+        old = nxt
+        while nxt in held:
+            held.discard(nxt)
+            nxt = (nxt + 1) & 0xFFFF
+        if nxt != old:
+            if t - since > GAP_MIN:
+                out.append({"from": since - t0, "to": t - t0, "seq": old,
+                            "arrivals": [(a - t0, r, "resend" if ty ==
+                                          MD_RESEND else "data")
+                                         for a, r, ty in
+                                         arrivals[(stream, old)]]})
+            since = t
+    end = max(t for t, _, _, _ in ev)
+    if held and end - since > GAP_MIN:
+        out.append({"from": since - t0, "to": None, "seq": nxt,
+                    "arrivals": []})
+    again = sorted(v[1][0] - v[0][0] for k, v in arrivals.items()
+                   if k[0] == stream and len(v) > 1)
+
+    def pct(p):
+        return again[int(p * (len(again) - 1))] if again else None
+    return {"data_answers": len(order), "stream": stream, "next": nxt,
+            "held": len(held), "gaps": out, "copies": len(again),
+            "copy_delay_s": {"p10": pct(0.1), "p50": pct(0.5),
+                             "p90": pct(0.9)}}
+
+
+def cmd_gaps(a):
+    g = gaps(read_log(a.log))
+    if not g["data_answers"]:
+        print("no data packets in %s" % a.log)
+        return
+    print("data answers %d (stream %d); at the end the next expected %d, "
+          "%d held past it" % (g["data_answers"], g["stream"], g["next"],
+                               g["held"]))
+    print("gaps over %.1f s (from, to, its packet: arrivals as (s, "
+          "resolver, kind)):" % GAP_MIN)
+    for x in g["gaps"]:
+        if x["to"] is None:
+            print("  %6.3f  (open at the end) %5d never came"
+                  % (x["from"], x["seq"]))
+            continue
+        print("  %6.3f %6.3f %5d %s" % (x["from"], x["to"], x["seq"],
+                                         [(round(t, 3), r, k) for t, r, k
+                                          in x["arrivals"]]))
+    d = g["copy_delay_s"]
+    if g["copies"]:
+        print("packets that came again: %d, after p10 %.3f s, p50 %.3f, "
+              "p90 %.3f" % (g["copies"], d["p10"], d["p50"], d["p90"]))
+
+
 def main():
     p = argparse.ArgumentParser(
         description="Capture and read a tunnel client's DNS traffic "
@@ -248,6 +388,9 @@ def main():
     s = sub.add_parser("report", help="read a capture")
     s.add_argument("log")
     s.set_defaults(fn=cmd_report)
+    g = sub.add_parser("gaps", help="the download's gaps in a capture")
+    g.add_argument("log")
+    g.set_defaults(fn=cmd_gaps)
     a = p.parse_args()
     if a.sub == "relay":
         if a.command and a.command[0] == "--":

@@ -640,6 +640,10 @@ rp_tstamp tun_arq_get_expiry(const tun_arq *arq) {
       continue;
     }
     t = rp_tstamp_add(g->sent_at, g->rto);
+    if (arq->s.timeout_tick > 0 && t % arq->s.timeout_tick != 0) {
+      /* Noticed at the next tick. */
+      t = rp_tstamp_add(t - t % arq->s.timeout_tick, arq->s.timeout_tick);
+    }
     if (t < best) {
       best = t;
     }
@@ -650,6 +654,7 @@ rp_tstamp tun_arq_get_expiry(const tun_arq *arq) {
 void tun_arq_handle_expiry(tun_arq *arq, rp_tstamp now) {
   uint32_t sn;
 
+  now = arq_tick_floor(arq, now);
   if (now < arq->due_lb) {
     return;
   }

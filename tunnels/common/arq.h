@@ -131,6 +131,11 @@ typedef struct tun_arq_settings {
      packet past its own unacked (tun_arq_rcv_beyond). 0 (default): at
      most the peer's window. */
   int ignore_peer_wnd;
+  /* timeout_tick: nonzero notices a segment's timeout only at the next
+     multiple of it, ns (a NACK's resend goes at once still).
+     MasterDnsVPN's retransmit loop looks for timed-out packets every
+     max(ARQ_INITIAL_RTO / 3, 50 ms). 0 (default): at its time. */
+  rp_duration timeout_tick;
 } tun_arq_settings;
 
 /* tun_arq_stats are counters since creation. */

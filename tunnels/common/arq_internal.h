@@ -158,6 +158,14 @@ static inline arq_rseg *arq_rslot(tun_arq *arq, uint32_t sn) {
   return &arq->rseg[sn % arq->s.rcv_wnd];
 }
 
+/* arq_tick_floor returns |now| down to a multiple of timeout_tick (|now|
+   itself without one): the last time the sender looked for timeouts. */
+static inline rp_tstamp arq_tick_floor(const tun_arq *arq, rp_tstamp now) {
+  rp_duration tick = arq->s.timeout_tick;
+
+  return tick > 0 ? now - now % tick : now;
+}
+
 /* arq_sslot returns the send slot of segment |sn|. */
 static inline arq_sseg *arq_sslot(tun_arq *arq, uint32_t sn) {
   return &arq->sseg[sn % arq->s.snd_wnd];

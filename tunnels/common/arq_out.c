@@ -61,10 +61,12 @@ static uint32_t arq_walk_sn(const tun_arq *arq, uint32_t from, uint32_t span,
   return arq->snd_una + (k < span ? k : k - span);
 }
 
-/* arq_seg_due returns 1 if the in-flight segment must be sent now. */
-static int arq_seg_due(const arq_sseg *g, rp_tstamp now) {
+/* arq_seg_due returns 1 if the in-flight segment |g| of |arq| must be
+   sent now (its timeout noticed at the last timeout_tick). */
+static int arq_seg_due(const tun_arq *arq, const arq_sseg *g, rp_tstamp now) {
   return g->used && !g->sacked &&
-         (g->resend || rp_tstamp_elapsed(g->sent_at, g->rto, now));
+         (g->resend ||
+          rp_tstamp_elapsed(g->sent_at, g->rto, arq_tick_floor(arq, now)));
 }
 
 /* arq_front_from returns where a frame's resend walk starts with
@@ -77,7 +79,7 @@ static uint32_t arq_front_from(tun_arq *arq, uint32_t span, uint32_t from,
   uint32_t i, k = 0;
 
   for (i = 0; i < span && k < arq->s.resend_front; ++i) {
-    if (arq_seg_due(arq_sslot(arq, arq->snd_una + i), now)) {
+    if (arq_seg_due(arq, arq_sslot(arq, arq->snd_una + i), now)) {
       due[k++] = i;
     }
   }
@@ -143,7 +145,7 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
     return want;
   }
   for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
-    if (arq_seg_due(&arq->sseg[sn % arq->s.snd_wnd], now)) {
+    if (arq_seg_due(arq, &arq->sseg[sn % arq->s.snd_wnd], now)) {
       return want | TUN_ARQ_WANT_DATA;
     }
   }
@@ -366,10 +368,10 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
      the walks start |from| segments past snd_una (resend_seed,
      resend_front). */
   int walk = now >= arq->due_lb;
-  uint32_t from = walk && span > 0 && arq->s.resend_seed != 0 &&
-                          arq->s.resend_front == 0
-                      ? (uint32_t)(arq_splitmix(&arq->resend_rng) % span)
-                      : 0;
+  uint32_t from =
+      walk && span > 0 && arq->s.resend_seed != 0 && arq->s.resend_front == 0
+          ? (uint32_t)(arq_splitmix(&arq->resend_rng) % span)
+          : 0;
 
   if (psent != NULL) {
     psent->n = 0;
@@ -387,7 +389,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     arq_sseg *g = arq_sslot(arq, sn = arq_walk_sn(arq, from, span, i));
     size_t need = TUN_ARQ_HDR_FIXED + arq->seg_hdr + (size_t)g->len;
 
-    if (!arq_seg_due(g, now)) {
+    if (!arq_seg_due(arq, g, now)) {
       continue;
     }
     if (need + sack_len > cap && need <= cap) {
@@ -407,7 +409,8 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
       break;
     }
-    if (!arq_seg_due(g, now) || cap - pos < arq->seg_hdr + (size_t)g->len) {
+    if (!arq_seg_due(arq, g, now) ||
+        cap - pos < arq->seg_hdr + (size_t)g->len) {
       continue;
     }
     arq_emit(arq, g, sn, out + pos, now);
@@ -440,7 +443,7 @@ rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
   }
   for (sn = arq->snd_una; now >= arq->due_lb && sn != arq->snd_nxt; ++sn) {
     g = arq_sslot(arq, sn);
-    if (arq_seg_due(g, now) && cap >= arq->seg_hdr + (size_t)g->len) {
+    if (arq_seg_due(arq, g, now) && cap >= arq->seg_hdr + (size_t)g->len) {
       arq_emit(arq, g, sn, out, now);
       return (rp_ssize)(arq->seg_hdr + g->len);
     }

@@ -117,7 +117,8 @@ static void fuzz_client(const uint8_t *data, size_t size) {
 /* fuzz_arq feeds |data| to an arq as a frame; |variant| 1 runs it in
    kcp_timers mode, its writes made as kcp-go's (tun_arq_write_msg); 2
    as the simulator's MasterDnsVPN server (its windows, the peer's
-   window ignored, the oldest due resends first at random). */
+   window ignored, the oldest due resends first at random, timeouts
+   noticed every 167 ms). */
 static void fuzz_arq(unsigned variant, const uint8_t *data, size_t size) {
   tun_arq_settings s;
   tun_arq *arq;
@@ -130,6 +131,7 @@ static void fuzz_arq(unsigned variant, const uint8_t *data, size_t size) {
     s.ignore_peer_wnd = 1;
     s.resend_front = 64;
     s.resend_seed = 1;
+    s.timeout_tick = RP_SECONDS / 6;
   }
   if (variant & 1u) {
     tun_arq_settings_kcp(&s);

@@ -3,9 +3,10 @@
  * it, on a fake clock: which missing segments a receiver NACKs and when
  * (tunnack.h: the delay, the repeat, the sample past the gap, the
  * watchdog, a full output), the order of a sender's due resends
- * (tun_arq_settings.resend_seed, resend_front), and a sender that
- * ignores its peer's window beside a receiver that drops what lies past
- * its own (ignore_peer_wnd, tun_arq_rcv_beyond).
+ * (tun_arq_settings.resend_seed, resend_front) and when its timeouts
+ * are noticed (timeout_tick), and a sender that ignores its peer's
+ * window beside a receiver that drops what lies past its own
+ * (ignore_peer_wnd, tun_arq_rcv_beyond).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -357,6 +358,52 @@ static void test_ignore_peer_wnd(void **state) {
   }
 }
 
+/* timeout_tick: a segment sent at 10 ms with a 500 ms timeout is due at
+   the first tick of 200 ms past 510 ms (600 ms), not before; its expiry
+   says so; a NACKed one goes at once. */
+static void test_timeout_tick(void **state) {
+  tun_arq_settings s;
+  tun_arq *arq;
+  tun_arq_sent sent;
+  uint8_t frame[FRAME_MAX], data[2] = {'a', 'b'};
+  rp_tstamp t0 = 10 * RP_MILLISECONDS;
+  tun_arq_stats st;
+
+  (void)state;
+  tun_arq_settings_default(&s);
+  tun_arq_settings_md(&s);
+  s.mss = 1;
+  s.max_segs = 1;
+  s.timeout_tick = 200 * RP_MILLISECONDS;
+  assert_int_equal(tun_arq_new(&arq, &s, rp_test_mem_plain()), 0);
+  assert_int_equal(tun_arq_write(arq, data, 2), 2);
+  assert_true(tun_arq_output(arq, frame, sizeof(frame), t0, &sent) > 0);
+  assert_true(tun_arq_output(arq, frame, sizeof(frame), t0, &sent) > 0);
+  assert_int_equal(sent.sn[0], 1);
+  assert_int_equal(tun_arq_get_expiry(arq), 600 * RP_MILLISECONDS);
+  /* At 550 ms the timeout passed, but no tick since. */
+  tun_arq_handle_expiry(arq, 550 * RP_MILLISECONDS);
+  assert_int_equal(tun_arq_want_output(arq, 550 * RP_MILLISECONDS), 0);
+  assert_true(tun_arq_output(arq, frame, sizeof(frame), 550 * RP_MILLISECONDS,
+                             &sent) > 0);
+  assert_int_equal(sent.n, 0);
+  /* A NACK does not wait for the tick. */
+  tun_arq_nack_list(arq, &(uint32_t){1}, 1);
+  assert_true(tun_arq_output(arq, frame, sizeof(frame), 560 * RP_MILLISECONDS,
+                             &sent) > 0);
+  assert_int_equal(sent.n, 1);
+  assert_int_equal(sent.sn[0], 1);
+  /* At 600 ms segment 0 is due. */
+  tun_arq_handle_expiry(arq, 600 * RP_MILLISECONDS);
+  tun_arq_get_stats(arq, &st);
+  assert_int_equal(st.timeouts, 1);
+  assert_true(tun_arq_output(arq, frame, sizeof(frame), 600 * RP_MILLISECONDS,
+                             &sent) > 0);
+  assert_int_equal(sent.n, 1);
+  assert_int_equal(sent.sn[0], 0);
+  tun_arq_del(arq);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nack_delay_repeat),
@@ -368,6 +415,7 @@ int main(void) {
       cmocka_unit_test(test_resend_front),
       cmocka_unit_test(test_rcv_beyond),
       cmocka_unit_test(test_ignore_peer_wnd),
+      cmocka_unit_test(test_timeout_tick),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

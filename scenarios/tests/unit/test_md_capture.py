@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Unit tests of tools/md_capture.py: the report of a capture (queries
 by kind with their copies and answers, answers with data per 100 ms, the
-pings' gaps and their part past 100 ms and the first traffic), a bad log
-line named, the relay in front of a UDP echo server on loopback, and the
+pings' gaps and their part past 100 ms and the first traffic), the
+download's gaps and copies read from the answers' packet headers, a bad
+log line named, the relay in front of a UDP echo server on loopback, and the
 columns file that wraps a column's client.
 """
 
@@ -78,6 +79,64 @@ class ReportTest(unittest.TestCase):
             self.assertIn("line 2", str(e.exception.code))
         finally:
             os.unlink(f.name)
+
+
+def txt_answer(*records):
+    """A DNS answer to t. with one TXT record for each of |records|."""
+    out = bytes([0, 1, 0x81, 0x80, 0, 1, 0, len(records), 0, 0, 0, 0])
+    out += b"\x01t\x00" + bytes([0, 16, 0, 1])
+    for rec in records:
+        rd = b""
+        for i in range(0, len(rec), 255):
+            chunk = rec[i:i + 255]
+            rd += bytes([len(chunk)]) + chunk
+        out += bytes([0xC0, 12, 0, 16, 0, 1, 0, 0, 0, 0,
+                      len(rd) >> 8, len(rd) & 255]) + rd
+    return out
+
+
+def md_packet(typ, seq, stream=1, size=300):
+    """A MasterDnsVPN packet header (session 1) and |size| bytes."""
+    return bytes([1, typ, stream >> 8, stream & 255, seq >> 8, seq & 255,
+                  0, 1, 0, 7, 9]) + bytes(size)
+
+
+class GapsTest(unittest.TestCase):
+    def test_gaps_and_copies(self):
+        data, resend = mdc.MD_DATA, mdc.MD_RESEND
+        ev = [
+            (1.00, 0, "A", txt_answer(md_packet(data, 0))),
+            (1.01, 1, "A", txt_answer(md_packet(data, 1))),
+            (1.02, 2, "A", txt_answer(md_packet(data, 3))),
+            # A packet in two TXT records: the first holds the header.
+            (1.03, 0, "A", txt_answer(b"\0\x02" + md_packet(data, 4),
+                                      b"\x01" + bytes(100))),
+            (1.04, 0, "A", txt_answer(b"pong")),
+            (1.05, 0, "Q", bytes(60)),
+            (1.50, 1, "A", txt_answer(md_packet(resend, 2))),
+            (1.90, 2, "A", txt_answer(md_packet(resend, 4))),
+            (2.00, 0, "A", txt_answer(md_packet(data, 6))),
+            (2.50, 0, "Q", bytes(60)),
+        ]
+        g = mdc.gaps(ev)
+        self.assertEqual(g["data_answers"], 7)
+        self.assertEqual((g["stream"], g["next"], g["held"]), (1, 5, 1))
+        self.assertEqual(len(g["gaps"]), 2)
+        first = g["gaps"][0]
+        self.assertAlmostEqual(first["from"], 0.01)
+        self.assertAlmostEqual(first["to"], 0.50)
+        self.assertEqual(first["seq"], 2)
+        self.assertEqual([(r, k) for _, r, k in first["arrivals"]],
+                         [(1, "resend")])
+        # 5 never came: open from the last move (1.50) to the end.
+        self.assertEqual((g["gaps"][1]["seq"], g["gaps"][1]["to"]),
+                         (5, None))
+        self.assertEqual(g["copies"], 1)
+        self.assertAlmostEqual(g["copy_delay_s"]["p50"], 0.87)
+
+    def test_no_data(self):
+        self.assertEqual(mdc.gaps([(1.0, 0, "A", txt_answer(b"x"))]),
+                         {"data_answers": 0})
 
 
 class RelayTest(unittest.TestCase):
