@@ -116,11 +116,12 @@ typedef struct tun_arq_settings {
      each time: of a burst of resends the ones a rate-limited resolver
      answers are any, not the oldest. 0 (default): oldest first. */
   uint64_t resend_seed;
-  /* resend_front: nonzero (at most TUN_ARQ_MAX_FRONT) sends first one
-     due resend drawn at random (resend_seed's stream) from the
-     resend_front oldest due, and walks on from there. MasterDnsVPN's
-     ARQ queues its timed-out packets in its map's order, the oldest
-     min(64, ARQ_WINDOW_SIZE / 10) of them ahead of the rest
+  /* resend_front: nonzero (at most TUN_ARQ_MAX_FRONT) makes
+     tun_arq_output send first one due resend drawn at random
+     (resend_seed's stream) from the resend_front oldest due, and walk
+     on from there (tun_arq_output_seg takes the oldest due still).
+     MasterDnsVPN's ARQ queues its timed-out packets in its map's order,
+     the oldest min(64, ARQ_WINDOW_SIZE / 10) of them ahead of the rest
      (retransmitPriorityKinds), and its server sends one queued packet
      an answer: the oldest hole waits behind up to 63 others. 0
      (default): resend_seed's walk alone. */
