@@ -640,13 +640,15 @@ rp_tstamp tun_arq_get_expiry(const tun_arq *arq) {
       continue;
     }
     t = rp_tstamp_add(g->sent_at, g->rto);
-    if (arq->s.timeout_tick > 0 && t % arq->s.timeout_tick != 0) {
-      /* Noticed at the next tick. */
-      t = rp_tstamp_add(t - t % arq->s.timeout_tick, arq->s.timeout_tick);
-    }
     if (t < best) {
       best = t;
     }
+  }
+  if (best != RP_TSTAMP_UNSET && arq->s.timeout_tick > 0 &&
+      best % arq->s.timeout_tick != 0) {
+    /* Noticed at the next tick. */
+    best = rp_tstamp_add(best - best % arq->s.timeout_tick,
+                         arq->s.timeout_tick);
   }
   return best;
 }

@@ -61,25 +61,25 @@ static uint32_t arq_walk_sn(const tun_arq *arq, uint32_t from, uint32_t span,
   return arq->snd_una + (k < span ? k : k - span);
 }
 
-/* arq_seg_due returns 1 if the in-flight segment |g| of |arq| must be
-   sent now (its timeout noticed at the last timeout_tick). */
-static int arq_seg_due(const tun_arq *arq, const arq_sseg *g, rp_tstamp now) {
+/* arq_seg_due returns 1 if the in-flight segment must be sent at a time
+   whose last timeout tick was |tick| (arq_tick_floor of it: its caller
+   takes it once for a whole walk). */
+static int arq_seg_due(const arq_sseg *g, rp_tstamp tick) {
   return g->used && !g->sacked &&
-         (g->resend ||
-          rp_tstamp_elapsed(g->sent_at, g->rto, arq_tick_floor(arq, now)));
+         (g->resend || rp_tstamp_elapsed(g->sent_at, g->rto, tick));
 }
 
 /* arq_front_from returns where a frame's resend walk starts with
    resend_front: the place past snd_una of one due segment drawn from the
-   resend_front oldest due (|span| in flight), or |from| when none is
-   due. */
+   resend_front oldest due (|span| in flight, |tick| as arq_seg_due takes
+   it), or |from| when none is due. */
 static uint32_t arq_front_from(tun_arq *arq, uint32_t span, uint32_t from,
-                               rp_tstamp now) {
+                               rp_tstamp tick) {
   uint32_t due[TUN_ARQ_MAX_FRONT];
   uint32_t i, k = 0;
 
   for (i = 0; i < span && k < arq->s.resend_front; ++i) {
-    if (arq_seg_due(arq, arq_sslot(arq, arq->snd_una + i), now)) {
+    if (arq_seg_due(arq_sslot(arq, arq->snd_una + i), tick)) {
       due[k++] = i;
     }
   }
@@ -134,6 +134,7 @@ void tun_arq_send_flush(tun_arq *arq) {
 uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
   uint32_t want = 0;
   uint32_t sn;
+  rp_tstamp tick = arq_tick_floor(arq, now);
 
   if (arq->ack_pending) {
     want |= TUN_ARQ_WANT_ACK;
@@ -145,7 +146,7 @@ uint32_t tun_arq_want_output(const tun_arq *arq, rp_tstamp now) {
     return want;
   }
   for (sn = arq->snd_una; sn != arq->snd_nxt; ++sn) {
-    if (arq_seg_due(arq, &arq->sseg[sn % arq->s.snd_wnd], now)) {
+    if (arq_seg_due(&arq->sseg[sn % arq->s.snd_wnd], tick)) {
       return want | TUN_ARQ_WANT_DATA;
     }
   }
@@ -366,8 +367,9 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
   uint32_t sn, i, span = arq->snd_nxt - arq->snd_una;
   /* walk is 1 when a segment may be due (else the walks find none);
      the walks start |from| segments past snd_una (resend_seed,
-     resend_front). */
+     resend_front); a segment is due by the last timeout tick. */
   int walk = now >= arq->due_lb;
+  rp_tstamp tick = arq_tick_floor(arq, now);
   uint32_t from =
       walk && span > 0 && arq->s.resend_seed != 0 && arq->s.resend_front == 0
           ? (uint32_t)(arq_splitmix(&arq->resend_rng) % span)
@@ -380,7 +382,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     return RP_ERR_NOBUF;
   }
   if (walk && span > 0 && arq->s.resend_front > 0) {
-    from = arq_front_from(arq, span, from, now);
+    from = arq_front_from(arq, span, from, tick);
   }
   sack_len = arq_frame_sack(arq, sack, cap);
   /* A due resend keeps its size: shorten the sack (it only reports less)
@@ -389,7 +391,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     arq_sseg *g = arq_sslot(arq, sn = arq_walk_sn(arq, from, span, i));
     size_t need = TUN_ARQ_HDR_FIXED + arq->seg_hdr + (size_t)g->len;
 
-    if (!arq_seg_due(arq, g, now)) {
+    if (!arq_seg_due(g, tick)) {
       continue;
     }
     if (need + sack_len > cap && need <= cap) {
@@ -409,7 +411,7 @@ rp_ssize tun_arq_output(tun_arq *arq, uint8_t *out, size_t cap, rp_tstamp now,
     if (arq->s.max_segs != 0 && nsegs >= arq->s.max_segs) {
       break;
     }
-    if (!arq_seg_due(arq, g, now) ||
+    if (!arq_seg_due(g, tick) ||
         cap - pos < arq->seg_hdr + (size_t)g->len) {
       continue;
     }
@@ -437,13 +439,14 @@ rp_ssize tun_arq_output_seg(tun_arq *arq, uint8_t *out, size_t cap,
                             rp_tstamp now) {
   arq_sseg *g;
   uint32_t sn;
+  rp_tstamp tick = arq_tick_floor(arq, now);
 
   if (cap <= arq->seg_hdr) {
     return RP_ERR_NOBUF;
   }
   for (sn = arq->snd_una; now >= arq->due_lb && sn != arq->snd_nxt; ++sn) {
     g = arq_sslot(arq, sn);
-    if (arq_seg_due(arq, g, now) && cap >= arq->seg_hdr + (size_t)g->len) {
+    if (arq_seg_due(g, tick) && cap >= arq->seg_hdr + (size_t)g->len) {
       arq_emit(arq, g, sn, out, now);
       return (rp_ssize)(arq->seg_hdr + g->len);
     }
