@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sim_vs_loopback.py SIM_DIR LOOPBACK_DIR [OUT.md]
+"""sim_vs_loopback.py SIM_DIR LOOPBACK_DIR [OUT.md] [--again DIR ...]
 
 Sets each cell of the table in virtual time (SIM_DIR/results.json, from
 ./run.sh sim) beside the same cell on loopback (LOOPBACK_DIR/results.json,
@@ -16,7 +16,11 @@ the client ran (the table's figure is the rate while bytes arrived, which
 hides a stall), and its cell says so. Then, where the tunnel server's
 counters are on both sides, its retransmissions and empty answers per 100
 answers, its retransmission timeouts and its answers that found the
-window full, model beside loopback. Writes Markdown to OUT.md (default
+window full, model beside loopback. With --again DIR (repeatable: a
+runner --out of some cells run again on loopback, e.g. the cells further
+off), each cell of those runs beside the baseline and the model: whether
+loopback held its own figure within the cell's tolerance, and whether
+the model is within it of the rerun. Writes Markdown to OUT.md (default
 stdout). Exit status 0 (a report, not a gate), 2 for bad usage.
 """
 import json
@@ -166,10 +170,87 @@ def server_lines(sim_res, lb_res, setups, cols, titles):
             "|---|---|" + "---|" * len(SERVER_FIELDS)] + rows + [""]
 
 
+def again_lines(again, sim, lb, setups, titles):
+    """The section on the cells run again on loopback: for each cell of
+    the runs in |again| (a list of directories) that both sides have,
+    the baseline's median, the rerun's median and rounds, the rerun
+    against the baseline and the model against the rerun, each marked
+    past the cell's tolerance; and how many of the cells further off
+    moved on loopback by more than their tolerance."""
+    runs, rerun = [], {}
+    for d in again:
+        res, med, _, spread = medians(d)
+        runs.append("`%s` (`%s`)" % (d, res.get("command", "?")))
+        for key, v in med.items():
+            if key not in rerun:
+                rerun[key] = (v, spread.get(key))
+    rows = []
+    off = moved = near = 0
+    for s in setups:
+        tol = LIMITED_TOL if s.get("rate_limited") else OTHER_TOL
+        for c in titles:
+            key = (s["name"], c)
+            if key not in rerun or key not in sim or not lb.get(key) or \
+                    not rerun[key][0]:
+                continue
+            a, b = sim[key], lb[key]
+            v, lo_hi = rerun[key]
+            was_off = abs(a / b - 1.0) > tol
+            lb_moved = abs(v / b - 1.0) > tol
+            ok = abs(a / v - 1.0) <= tol
+            if was_off:
+                off += 1
+                moved += lb_moved
+                near += ok
+            rows.append("| %s | %s | %.0f%s | %s | %s%s | %.2fx%s | %.2fx%s |" % (
+                s["name"], titles[c], a, " !" if was_off else "",
+                fmt_kbps(b), fmt_kbps(v),
+                " (%s-%s)" % (fmt_kbps(lo_hi[0]), fmt_kbps(lo_hi[1]))
+                if lo_hi else "",
+                v / b, " !" if lb_moved else "", a / v, "" if ok else " !"))
+    if not rows:
+        return []
+    return ["## The cells run again on loopback", "",
+            "Cells run again on loopback (%s), beside the baseline and the "
+            "model: the model's kbps (`!`: further off than the tolerance "
+            "from the baseline), the baseline's median, the rerun's median "
+            "(its rounds' range), the rerun against the baseline (`!`: "
+            "loopback itself moved by more than the cell's tolerance) and "
+            "the model against the rerun (`!`: further off than the "
+            "tolerance from the rerun too)." % "; ".join(runs), "",
+            "| setup | column | model | baseline | again | again / baseline "
+            "| model / again |",
+            "|---|---|---|---|---|---|---|"] + rows + [
+            "", "Of the %d cells further off run again, %d moved on loopback "
+            "by more than their tolerance between the two runs, and %d %s "
+            "within the tolerance of the rerun." % (
+                off, moved, near, "is" if near == 1 else "are"), ""]
+
+
 def main(argv):
+    again = []
+    args = []
+    i = 1
+    while i < len(argv):
+        if argv[i] == "--again":
+            if i + 1 >= len(argv):
+                print("sim_vs_loopback.py: --again needs a directory",
+                      file=sys.stderr)
+                return 2
+            again.append(argv[i + 1])
+            i += 2
+            continue
+        args.append(argv[i])
+        i += 1
+    argv = [argv[0]] + args
     if len(argv) < 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2
+    for d in argv[1:3] + again:
+        if not os.path.isfile(os.path.join(d, "results.json")):
+            print("sim_vs_loopback.py: %s has no results.json" % d,
+                  file=sys.stderr)
+            return 2
     sim_res, sim, _, _ = medians(argv[1])
     lb_res, lb, lb_late, lb_spread = medians(argv[2])
     setups = [s for s in sim_res["setups"]]
@@ -253,6 +334,7 @@ def main(argv):
                     name, n, "" if n == 1 else "s", "; ".join(off[name])))
         lines.append("")
     lines += server_lines(sim_res, lb_res, setups, cols, titles)
+    lines += again_lines(again, sim, lb, setups, titles)
     text = "\n".join(lines)
     if len(argv) > 3:
         with open(argv[3], "w") as f:

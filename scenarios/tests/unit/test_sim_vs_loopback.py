@@ -5,7 +5,8 @@ per row, the off cells listed under the model that decides them, a
 marked cell within its loopback rounds' range said so, and a loopback
 round that did not finish counted over the time it ran, and the tunnel
 server's retransmissions, empty answers, timeouts and answers that
-found the window full set side by side.
+found the window full set side by side, and the cells run again on
+loopback (--again) beside the baseline and the model.
 """
 
 import importlib.util
@@ -44,13 +45,21 @@ def write(d, kbps, rounds=None):
 
 
 class SimVsLoopback(unittest.TestCase):
-    def run_tool(self, sim, lb, lb_rounds=None, sim_rounds=None):
+    def run_tool(self, sim, lb, lb_rounds=None, sim_rounds=None,
+                 again=None, again_rounds=None):
+        """Runs the tool on |sim| and |lb| (and a rerun |again| with
+        --again); returns its Markdown."""
         with tempfile.TemporaryDirectory() as a, \
-                tempfile.TemporaryDirectory() as b:
+                tempfile.TemporaryDirectory() as b, \
+                tempfile.TemporaryDirectory() as c:
             write(a, sim, sim_rounds)
             write(b, lb, lb_rounds)
             out = os.path.join(a, "out.md")
-            self.assertEqual(svl.main(["x", a, b, out]), 0)
+            extra = []
+            if again is not None:
+                write(c, again, again_rounds)
+                extra = ["--again", c]
+            self.assertEqual(svl.main(["x", a, b, out] + extra), 0)
             with open(out) as f:
                 return f.read()
 
@@ -167,6 +176,51 @@ class SimVsLoopback(unittest.TestCase):
         # No cell at 1 or more: no section.
         text = self.run_tool(dict(lb), lb, None, None)
         self.assertNotIn("retransmissions", text)
+
+    def test_again(self):
+        # The baseline, the model and a rerun of three cells (one-limited
+        # is rate-limited: 15 %; one-unlimited 30 %):
+        # - dnstt-dnsdist, limited: model 150 against 100 (off); the rerun
+        #   140 (130-160) moved 40 % and the model is 1.07x of it;
+        # - real-md-respool, limited: model 120 against 100 (off); the
+        #   rerun 104 held, and the model is 1.154x of it: still off;
+        # - one-unlimited dnstt-first: within, run again for context.
+        lb = {("one-limited", "dnstt-first"): 200.0,
+              ("one-limited", "dnstt-dnsdist"): 100.0,
+              ("one-limited", "real-md-respool"): 100.0,
+              ("one-unlimited", "dnstt-first"): 1000.0}
+        sim = dict(lb)
+        sim[("one-limited", "dnstt-dnsdist")] = 150.0
+        sim[("one-limited", "real-md-respool")] = 120.0
+        again = {("one-limited", "dnstt-dnsdist"): 140.0,
+                 ("one-limited", "real-md-respool"): 104.0,
+                 ("one-unlimited", "dnstt-first"): 900.0}
+        rounds = {("one-limited", "dnstt-dnsdist"): [
+            {"kbps_down": k} for k in (130.0, 140.0, 160.0)]}
+        text = self.run_tool(sim, lb, again=again, again_rounds=rounds)
+        self.assertIn("## The cells run again on loopback", text)
+        self.assertIn("| one-limited | DNSTT dnsdist | 150 ! | 100 | "
+                      "140 (130-160) | 1.40x ! | 1.07x |", text)
+        self.assertIn("| one-limited | real MD respool | 120 ! | 100 | "
+                      "104 | 1.04x | 1.15x ! |", text)
+        self.assertIn("| one-unlimited | DNSTT first | 1000 | 1000 | 900 | "
+                      "0.90x | 1.11x |", text)
+        self.assertIn("Of the 2 cells further off run again, 1 moved on "
+                      "loopback by more than their tolerance between the two "
+                      "runs, and 1 is within the tolerance of the rerun.",
+                      text)
+        # Without --again, no such section.
+        self.assertNotIn("run again", self.run_tool(sim, lb))
+
+    def test_bad_usage(self):
+        # --again without a directory, or a directory without
+        # results.json: exit status 2.
+        with tempfile.TemporaryDirectory() as a:
+            write(a, {("one-limited", "dnstt-first"): 1.0})
+            self.assertEqual(svl.main(["x", a, a, "--again"]), 2)
+            self.assertEqual(svl.main(["x", a, a, "--again",
+                                       os.path.join(a, "no")]), 2)
+            self.assertEqual(svl.main(["x", a]), 2)
 
     def test_model_of(self):
         self.assertIn("dnsdist", svl.model_of({"tunnel": "dnstt",
