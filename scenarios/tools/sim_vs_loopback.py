@@ -23,6 +23,7 @@ loopback held its own figure within the cell's tolerance, and whether
 the model is within it of the rerun. Writes Markdown to OUT.md (default
 stdout). Exit status 0 (a report, not a gate), 2 for bad usage.
 """
+import argparse
 import json
 import os
 import statistics
@@ -51,6 +52,12 @@ MODELS = [
     (None, None, "the minimal DNSTT clients' and the fake resolvers' "
      "costs (docs/simulator.md, \"The cost model\")"),
 ]
+
+
+def tolerance(setup):
+    """The tolerance of a setup's cells: LIMITED_TOL where its resolvers
+    are rate-limited, OTHER_TOL elsewhere."""
+    return LIMITED_TOL if setup.get("rate_limited") else OTHER_TOL
 
 
 def model_of(col):
@@ -187,7 +194,7 @@ def again_lines(again, sim, lb, setups, titles):
     rows = []
     off = moved = near = 0
     for s in setups:
-        tol = LIMITED_TOL if s.get("rate_limited") else OTHER_TOL
+        tol = tolerance(s)
         for c in titles:
             key = (s["name"], c)
             if key not in rerun or key not in sim or not lb.get(key) or \
@@ -227,32 +234,36 @@ def again_lines(again, sim, lb, setups, titles):
                 off, moved, near, "is" if near == 1 else "are"), ""]
 
 
+def parse_args(argv):
+    """Returns the options of argv[1:], or raises SystemExit (2 for bad
+    usage, 0 for --help)."""
+    ap = argparse.ArgumentParser(
+        prog="sim_vs_loopback.py",
+        description=__doc__.strip().split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sim_dir", help="the simulated table (./run.sh sim)")
+    ap.add_argument("loopback_dir", help="a loopback run, e.g. "
+                    "results/baseline")
+    ap.add_argument("out", nargs="?", help="the Markdown to write "
+                    "(default stdout)")
+    ap.add_argument("--again", action="append", default=[], metavar="DIR",
+                    help="a runner --out of cells run again on loopback "
+                    "(repeatable)")
+    return ap.parse_args(argv[1:])
+
+
 def main(argv):
-    again = []
-    args = []
-    i = 1
-    while i < len(argv):
-        if argv[i] == "--again":
-            if i + 1 >= len(argv):
-                print("sim_vs_loopback.py: --again needs a directory",
-                      file=sys.stderr)
-                return 2
-            again.append(argv[i + 1])
-            i += 2
-            continue
-        args.append(argv[i])
-        i += 1
-    argv = [argv[0]] + args
-    if len(argv) < 3:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    for d in argv[1:3] + again:
+    try:
+        opts = parse_args(argv)
+    except SystemExit as e:
+        return e.code
+    for d in [opts.sim_dir, opts.loopback_dir] + opts.again:
         if not os.path.isfile(os.path.join(d, "results.json")):
             print("sim_vs_loopback.py: %s has no results.json" % d,
                   file=sys.stderr)
             return 2
-    sim_res, sim, _, _ = medians(argv[1])
-    lb_res, lb, lb_late, lb_spread = medians(argv[2])
+    sim_res, sim, _, _ = medians(opts.sim_dir)
+    lb_res, lb, lb_late, lb_spread = medians(opts.loopback_dir)
     setups = [s for s in sim_res["setups"]]
     cols = [c["name"] for c in sim_res["columns"]]
     titles = {c["name"]: c.get("title", c["name"]) for c in sim_res["columns"]}
@@ -262,7 +273,7 @@ def main(argv):
              "run in `%s` (`%s`). `!` marks a rate-limited cell off by "
              "more than %d %% or another cell off by more than %d %%." % (
                  sim_res.get("rounds"), sim_res.get("command", "?"),
-                 argv[2], lb_res.get("command", "?"),
+                 opts.loopback_dir, lb_res.get("command", "?"),
                  LIMITED_TOL * 100, OTHER_TOL * 100), "",
              "| setup | " + " | ".join(titles[c] for c in cols) +
              " | same winner |",
@@ -271,7 +282,7 @@ def main(argv):
     off = {}
     for s in setups:
         row = []
-        tol = LIMITED_TOL if s.get("rate_limited") else OTHER_TOL
+        tol = tolerance(s)
         for c in cols:
             a, b = sim.get((s["name"], c)), lb.get((s["name"], c))
             if a is None or b is None or b <= 0:
@@ -334,10 +345,10 @@ def main(argv):
                     name, n, "" if n == 1 else "s", "; ".join(off[name])))
         lines.append("")
     lines += server_lines(sim_res, lb_res, setups, cols, titles)
-    lines += again_lines(again, sim, lb, setups, titles)
+    lines += again_lines(opts.again, sim, lb, setups, titles)
     text = "\n".join(lines)
-    if len(argv) > 3:
-        with open(argv[3], "w") as f:
+    if opts.out:
+        with open(opts.out, "w") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
