@@ -60,6 +60,11 @@ def tolerance(setup):
     return LIMITED_TOL if setup.get("rate_limited") else OTHER_TOL
 
 
+def in_tolerance(a, b, tol):
+    """Whether |a| lies within |tol| of |b| (their ratio within 1 +- tol)."""
+    return abs(a / b - 1.0) <= tol
+
+
 def model_of(col):
     for tunnel, mode, name in MODELS:
         if (tunnel is None or col.get("tunnel") == tunnel) and \
@@ -202,9 +207,9 @@ def again_lines(again, sim, lb, setups, titles):
                 continue
             a, b = sim[key], lb[key]
             v, lo_hi = rerun[key]
-            was_off = abs(a / b - 1.0) > tol
-            lb_moved = abs(v / b - 1.0) > tol
-            ok = abs(a / v - 1.0) <= tol
+            was_off = not in_tolerance(a, b, tol)
+            lb_moved = not in_tolerance(v, b, tol)
+            ok = in_tolerance(a, v, tol)
             if was_off:
                 off += 1
                 moved += lb_moved
@@ -289,7 +294,7 @@ def main(argv):
                 row.append("-")
                 continue
             r = a / b
-            ok = abs(r - 1.0) <= tol
+            ok = in_tolerance(a, b, tol)
             total += 1
             within += ok
             late = lb_late.get((s["name"], c))
